@@ -1,0 +1,62 @@
+// swift-tools-version: 6.1
+// systole — records workouts from Bluetooth LE heart-rate sensors through BlueZ.
+// Layers (each imports only those below it; folder = module): see docs/architecture.md.
+import PackageDescription
+
+let package = Package(
+    name: "systole",
+    products: [
+        .executable(name: "systole", targets: ["systole"]),
+        .library(name: "HeartRateProfile", targets: ["HeartRateProfile"]),
+        .library(name: "BlueZ", targets: ["BlueZ"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+    ],
+    targets: [
+        // MARK: C system libraries (pkg-config), with header-only shims for what Swift cannot import.
+        .systemLibrary(
+            name: "CDBus",
+            pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]
+        ),
+        .systemLibrary(
+            name: "CBluetooth",
+            pkgConfig: "bluez",
+            providers: [.apt(["libbluetooth-dev"])]
+        ),
+
+        // MARK: Pure Swift GATT codecs for the Heart Rate and Battery services. No I/O, no Foundation.
+        .target(name: "HeartRateProfile"),
+
+        // MARK: Typed org.bluez client.
+        .target(
+            name: "BlueZ",
+            dependencies: ["CBluetooth", "HeartRateProfile"]
+        ),
+
+        // MARK: The `systole` command line: commands live in a library so tests drive them too.
+        .target(
+            name: "SystoleCLI",
+            dependencies: [
+                "HeartRateProfile",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "systole", dependencies: ["SystoleCLI"]),
+
+        // MARK: Tests
+        .testTarget(
+            name: "HeartRateProfileTests",
+            dependencies: [
+                "HeartRateProfile",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ"]),
+        .testTarget(name: "CDBusTests", dependencies: ["CDBus"]),
+        .testTarget(name: "SystoleCLITests", dependencies: ["SystoleCLI", "HeartRateProfile"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

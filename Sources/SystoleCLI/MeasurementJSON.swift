@@ -1,0 +1,41 @@
+import Foundation
+import HeartRateProfile
+
+/// The JSON form of a decoded measurement, shared by `decode --json` (and, later, `monitor --json`).
+///
+/// Keys, in this order: `heartRate`, `format`, `sensorContact`, `energyExpended` (kJ or null),
+/// `energySaturated`, `rrIntervals` (raw 1/1024 s ticks), `rrIntervalsMs`, `truncated`.
+struct MeasurementJSON: Encodable {
+    var measurement: HeartRateMeasurement
+
+    init(_ measurement: HeartRateMeasurement) {
+        self.measurement = measurement
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case heartRate, format, sensorContact, energyExpended, energySaturated, rrIntervals, rrIntervalsMs
+        case truncated
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(measurement.heartRate, forKey: .heartRate)
+        try container.encode(measurement.format.rawValue, forKey: .format)
+        try container.encode(measurement.sensorContact.rawValue, forKey: .sensorContact)
+        // Explicit null rather than a missing key: the field is always present in the schema.
+        try container.encode(measurement.energyExpended, forKey: .energyExpended)
+        try container.encode(measurement.isEnergyExpendedSaturated, forKey: .energySaturated)
+        try container.encode(measurement.rrIntervals.map(\.ticks), forKey: .rrIntervals)
+        try container.encode(measurement.rrIntervals.map(\.milliseconds), forKey: .rrIntervalsMs)
+        try container.encode(measurement.isTruncated, forKey: .truncated)
+    }
+
+    /// One line of JSON.
+    func encodedLine() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        // Encoding plain numbers, strings and booleans cannot fail.
+        let data = try! encoder.encode(self)
+        return String(decoding: data, as: UTF8.self)
+    }
+}
