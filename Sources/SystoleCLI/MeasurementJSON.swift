@@ -3,7 +3,7 @@ import HeartRateProfile
 
 /// The JSON form of a decoded measurement, shared by `decode --json` (and, later, `monitor --json`).
 ///
-/// Keys, in this order: `heartRate`, `format`, `sensorContact`, `energyExpended` (kJ or null),
+/// Keys (written sorted, so output is stable): `heartRate`, `format`, `sensorContact`, `energyExpended` (kJ or null),
 /// `energySaturated`, `rrIntervals` (raw 1/1024 s ticks), `rrIntervalsMs`, `truncated`.
 struct MeasurementJSON: Encodable {
     var measurement: HeartRateMeasurement
@@ -33,7 +33,7 @@ struct MeasurementJSON: Encodable {
     /// One line of JSON.
     func encodedLine() -> String {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding plain numbers, strings and booleans cannot fail.
         let data = try! encoder.encode(self)
         return String(decoding: data, as: UTF8.self)

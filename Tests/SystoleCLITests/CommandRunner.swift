@@ -1,0 +1,61 @@
+import Foundation
+
+/// Runs a built executable of this package as a separate process, the way a user does.
+struct CommandRunner {
+    struct Result {
+        var status: Int32
+        var standardOutput: String
+        var standardError: String
+    }
+
+    struct NotBuilt: Error, CustomStringConvertible {
+        var path: String
+        var description: String { "\(path) does not exist: build the package (swift build --build-tests) first" }
+    }
+
+    /// The folder holding the package's build products: `$SYSTOLE_BIN_DIR`, else the folder of the test bundle.
+    static var productsDirectory: URL {
+        if let directory = ProcessInfo.processInfo.environment["SYSTOLE_BIN_DIR"] {
+            return URL(fileURLWithPath: directory)
+        }
+        var url = Bundle.main.bundleURL
+        while url.pathExtension == "xctest" || url.lastPathComponent.hasSuffix(".xctest") {
+            url.deleteLastPathComponent()
+        }
+        return url
+    }
+
+    static func run(_ executable: String, _ arguments: [String]) throws -> Result {
+        let url = productsDirectory.appendingPathComponent(executable)
+        guard FileManager.default.isExecutableFile(atPath: url.path) else { throw NotBuilt(path: url.path) }
+        let process = Process()
+        process.executableURL = url
+        process.arguments = arguments
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Read both pipes to the end before waiting, so a chatty child cannot block on a full pipe.
+        let errorData = LockedData()
+        let errorReader = Thread { errorData.set(error.fileHandleForReading.readDataToEndOfFile()) }
+        errorReader.start()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while !errorData.isSet { usleep(1_000) }
+        return Result(
+            status: process.terminationStatus,
+            standardOutput: String(decoding: outputData, as: UTF8.self),
+            standardError: String(decoding: errorData.value, as: UTF8.self)
+        )
+    }
+}
+
+private final class LockedData: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data: Data?
+    func set(_ value: Data) { lock.withLock { data = value } }
+    var isSet: Bool { lock.withLock { data != nil } }
+    var value: Data { lock.withLock { data ?? Data() } }
+}
