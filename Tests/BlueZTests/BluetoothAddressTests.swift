@@ -19,11 +19,16 @@ import Testing
     }
 
     @Test func rejectsWhatIsNotAnAddress() {
-        for text in ["", "00:11:22:33:44", "00:11:22:33:44:55:66", "0:11:22:33:44:55", "00:11:22:33:44:5G",
-                     "001122334455", "00:11:22:33:44:55 ", "00::1:22:33:44:55"] {
+        for text in [
+            "", "00:11:22:33:44", "00:11:22:33:44:55:66", "0:11:22:33:44:55", "00:11:22:33:44:5G",
+            "001122334455", "00:11:22:33:44:55 ", "00::1:22:33:44:55",
+        ] {
             let error = #expect(throws: BluetoothAddress.ParseError.self, "\(text)") { try BluetoothAddress(text) }
             #expect(error?.text == text)
-            #expect(error?.description == "'\(text)' is not a Bluetooth address: expected six hex pairs like A0:9E:1A:12:34:56")
+            #expect(
+                error?.description
+                    == "'\(text)' is not a Bluetooth address: expected six hex pairs like A0:9E:1A:12:34:56"
+            )
         }
     }
 

@@ -66,8 +66,10 @@ import Testing
 
     @Test func parsesEveryCommonSpelling() {
         let expected = BluetoothUUID.heartRateService
-        for text in ["180D", "180d", "0x180D", "0000180d-0000-1000-8000-00805f9b34fb",
-                     "0000180D-0000-1000-8000-00805F9B34FB", "0000180d0000100080000080" + "5f9b34fb"] {
+        for text in [
+            "180D", "180d", "0x180D", "0000180d-0000-1000-8000-00805f9b34fb",
+            "0000180D-0000-1000-8000-00805F9B34FB", "0000180d0000100080000080" + "5f9b34fb",
+        ] {
             #expect(BluetoothUUID(text) == expected, "\(text)")
         }
     }
@@ -81,8 +83,10 @@ import Testing
     }
 
     @Test func rejectsMalformedText() {
-        for text in ["", "18", "180", "180DX", "0000180d-0000-1000-8000-00805f9b34f", "0000180d00-00-1000-8000-00805f9b34fb",
-                     "zzzz", "+180", "0000180d-0000-1000-8000-00805f9b34fb0"] {
+        for text in [
+            "", "18", "180", "180DX", "0000180d-0000-1000-8000-00805f9b34f", "0000180d00-00-1000-8000-00805f9b34fb",
+            "zzzz", "+180", "0000180d-0000-1000-8000-00805f9b34fb0",
+        ] {
             #expect(BluetoothUUID(text) == nil, "\(text)")
         }
     }
@@ -90,7 +94,8 @@ import Testing
 
 @Suite struct HexTests {
     @Test func acceptsSeparatorsAndCase() throws {
-        for text in ["16485401ec02", "16 48 54 01 EC 02", "16:48:54:01:EC:02", "0x16485401EC02", " 16-48-54-01-ec-02 "] {
+        for text in ["16485401ec02", "16 48 54 01 EC 02", "16:48:54:01:EC:02", "0x16485401EC02", " 16-48-54-01-ec-02 "]
+        {
             #expect(try Hex.decode(text) == [0x16, 0x48, 0x54, 0x01, 0xEC, 0x02], "\(text)")
         }
         #expect(try Hex.decode("") == [])

@@ -18,7 +18,9 @@ import Testing
         #expect(energy.standardOutput == "170 bpm · contact not supported · energy 443 kJ · RR 449.2 ms\n")
 
         let saturated = try systole("decode", "09:00:00:FF:FF")
-        #expect(saturated.standardOutput.hasPrefix("0 bpm (uint16) · contact not supported · energy 65535 kJ (saturated"))
+        #expect(
+            saturated.standardOutput.hasPrefix("0 bpm (uint16) · contact not supported · energy 65535 kJ (saturated")
+        )
 
         let garmin = try systole("decode", "10382D043500")
         #expect(garmin.standardOutput == "56 bpm · contact not supported · RR 1043.9 ms, 51.8 ms (implausible)\n")
