@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .executable(name: "systole", targets: ["systole"]),
         .library(name: "HeartRateProfile", targets: ["HeartRateProfile"]),
+        .library(name: "DBus", targets: ["DBus"]),
         .library(name: "BlueZ", targets: ["BlueZ"]),
     ],
     dependencies: [
@@ -30,10 +31,13 @@ let package = Package(
         // MARK: Pure Swift GATT codecs for the Heart Rate and Battery services. No I/O, no Foundation.
         .target(name: "HeartRateProfile"),
 
+        // MARK: Swift D-Bus binding over CDBus: its own loop thread, typed values, calls, signals, exported objects.
+        .target(name: "DBus", dependencies: ["CDBus"]),
+
         // MARK: Typed org.bluez client.
         .target(
             name: "BlueZ",
-            dependencies: ["CBluetooth", "HeartRateProfile"]
+            dependencies: ["CBluetooth", "DBus", "HeartRateProfile"]
         ),
 
         // MARK: The `systole` command line: commands live in a library so tests drive them too.
@@ -47,6 +51,7 @@ let package = Package(
         .executableTarget(name: "systole", dependencies: ["SystoleCLI"]),
 
         // MARK: Tests
+        .target(name: "SystoleTestSupport", path: "Tests/SystoleTestSupport"),
         .testTarget(
             name: "HeartRateProfileTests",
             dependencies: [
@@ -56,7 +61,8 @@ let package = Package(
         ),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus"]),
-        .testTarget(name: "SystoleCLITests", dependencies: ["SystoleCLI", "HeartRateProfile"]),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "SystoleTestSupport"]),
+        .testTarget(name: "SystoleCLITests", dependencies: ["SystoleCLI", "HeartRateProfile", "SystoleTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

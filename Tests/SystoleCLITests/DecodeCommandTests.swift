@@ -1,5 +1,6 @@
 import Foundation
 import HeartRateProfile
+import SystoleTestSupport
 import Testing
 
 /// `systole decode` run as a real process.

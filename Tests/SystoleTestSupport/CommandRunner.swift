@@ -1,11 +1,11 @@
 import Foundation
 
 /// Runs a built executable of this package as a separate process, the way a user does.
-struct CommandRunner {
-    struct Result {
-        var status: Int32
-        var standardOutput: String
-        var standardError: String
+public struct CommandRunner {
+    public struct Result {
+        public var status: Int32
+        public var standardOutput: String
+        public var standardError: String
     }
 
     struct NotBuilt: Error, CustomStringConvertible {
@@ -14,7 +14,7 @@ struct CommandRunner {
     }
 
     /// The folder holding the package's build products: `$SYSTOLE_BIN_DIR`, else the folder of the test bundle.
-    static var productsDirectory: URL {
+    public static var productsDirectory: URL {
         if let directory = ProcessInfo.processInfo.environment["SYSTOLE_BIN_DIR"] {
             return URL(fileURLWithPath: directory)
         }
@@ -25,7 +25,7 @@ struct CommandRunner {
         return url
     }
 
-    static func run(_ executable: String, _ arguments: [String]) throws -> Result {
+    public static func run(_ executable: String, _ arguments: [String]) throws -> Result {
         let url = productsDirectory.appendingPathComponent(executable)
         guard FileManager.default.isExecutableFile(atPath: url.path) else { throw NotBuilt(path: url.path) }
         let process = Process()

@@ -1,0 +1,342 @@
+import CDBus
+import Synchronization
+
+/// A connection to a message bus, driven by its own thread (see `LoopThread`).
+///
+/// All methods are safe to call from any task; none blocks the cooperative thread pool. Create one with
+/// ``connect(to:)``; close it with ``close()`` (it also closes when the bus goes away, failing pending calls
+/// with `org.freedesktop.DBus.Error.Disconnected` and ending every signal stream).
+public final class DBusConnection: Sendable {
+    let loop: LoopThread
+    /// Loop-thread state; `@unchecked` because only the loop thread touches it.
+    let state: LoopState
+    /// This connection's unique name on the bus (`:1.42`).
+    public let uniqueName: String
+    private let closedFlag = Atomic<Bool>(false)
+
+    private init(loop: LoopThread, state: LoopState, uniqueName: String) {
+        self.loop = loop
+        self.state = state
+        self.uniqueName = uniqueName
+    }
+
+    /// Opens a private connection to `bus` and registers on it (`Hello`).
+    public static func connect(to bus: DBusBus) async throws(DBusError) -> DBusConnection {
+        _ = dbus_threads_init_default()
+        let loop = try LoopThread()
+        let state = LoopState()
+        let result: Result<String, DBusError> = await withCheckedContinuation { continuation in
+            loop.start { loop in
+                switch Self.open(bus) {
+                case .failure(let error):
+                    continuation.resume(returning: .failure(error))
+                    return nil
+                case .success(let raw):
+                    state.attach(raw, loop: loop)
+                    let name = dbus_bus_get_unique_name(raw).map { String(cString: $0) } ?? ""
+                    continuation.resume(returning: .success(name))
+                    return raw
+                }
+            }
+        }
+        let name = try result.get()
+        let connection = DBusConnection(loop: loop, state: state, uniqueName: name)
+        state.owner = WeakConnection(connection)
+        return connection
+    }
+
+    /// Runs on the loop thread: libdbus's connect and Hello block, which is fine there.
+    private static func open(_ bus: DBusBus) -> Result<OpaquePointer, DBusError> {
+        var error = DBusError_C()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        let raw: OpaquePointer?
+        switch bus {
+        case .system: raw = dbus_bus_get_private(DBUS_BUS_SYSTEM, &error)
+        case .session: raw = dbus_bus_get_private(DBUS_BUS_SESSION, &error)
+        case .address(let address):
+            raw = dbus_connection_open_private(address, &error)
+            if let raw, dbus_bus_register(raw, &error) == 0 {
+                dbus_connection_close(raw)
+                dbus_connection_unref(raw)
+                return .failure(Self.convert(error, bus: bus))
+            }
+        }
+        guard let raw else { return .failure(Self.convert(error, bus: bus)) }
+        dbus_connection_set_exit_on_disconnect(raw, 0)
+        return .success(raw)
+    }
+
+    private static func convert(_ error: DBusError_C, bus: DBusBus) -> DBusError {
+        let name = error.name.map { String(cString: $0) } ?? DBusError.Name.failed.rawValue
+        let message = error.message.map { String(cString: $0) } ?? ""
+        return DBusError(name: name, message: "cannot connect to the \(bus) bus: \(message)")
+    }
+
+    /// Whether the connection is still open.
+    public var isConnected: Bool { !closedFlag.load(ordering: .acquiring) && state.isOpen.load(ordering: .acquiring) }
+
+    /// Closes the connection: pending calls fail, signal streams end, exported objects disappear from the bus.
+    public func close() {
+        guard !closedFlag.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let state = state
+        loop.enqueue { [loop] in
+            state.shutDown(DBusError(.disconnected, "the connection was closed"))
+            loop.stop()
+        }
+    }
+
+    deinit {
+        if !closedFlag.load(ordering: .acquiring) {
+            let state = state
+            loop.enqueue { [loop] in
+                state.shutDown(DBusError(.disconnected, "the connection was closed"))
+                loop.stop()
+            }
+        }
+    }
+
+    // MARK: Method calls
+
+    /// Calls a method and returns its reply's arguments, or throws the error reply.
+    ///
+    /// - Parameter timeout: how long to wait for the reply before failing with
+    ///   `org.freedesktop.DBus.Error.Timeout`.
+    public func call(
+        destination: String?,
+        path: String,
+        interface: String?,
+        method: String,
+        arguments: [DBusValue] = [],
+        timeout: Duration = .seconds(25)
+    ) async throws(DBusError) -> [DBusValue] {
+        let message = try Message.methodCall(
+            destination: destination,
+            path: path,
+            interface: interface,
+            member: method
+        )
+        try message.append(arguments)
+        let description = "\(interface.map { $0 + "." } ?? "")\(method) on \(path)"
+        let id = state.nextCallID()
+        let state = state
+        let result: Result<[DBusValue], DBusError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                loop.enqueue { [loop] in
+                    state.send(
+                        message,
+                        callID: id,
+                        deadline: .now + timeout,
+                        description: description,
+                        loop: loop,
+                        continuation: continuation
+                    )
+                }
+            }
+        } onCancel: {
+            loop.enqueue { state.cancelCall(id) }
+        }
+        return try result.get()
+    }
+
+    /// Sends a method call without waiting for (or asking for) a reply.
+    public func callNoReply(
+        destination: String?,
+        path: String,
+        interface: String?,
+        method: String,
+        arguments: [DBusValue] = []
+    ) throws(DBusError) {
+        let message = try Message.methodCall(
+            destination: destination,
+            path: path,
+            interface: interface,
+            member: method
+        )
+        dbus_message_set_no_reply(message.raw, 1)
+        try message.append(arguments)
+        let state = state
+        loop.enqueue { state.sendOnly(message) }
+    }
+
+    // MARK: Signals
+
+    /// Emits a signal from `path`.
+    public func emit(path: String, interface: String, member: String, arguments: [DBusValue] = []) throws(DBusError) {
+        let message = try Message.signal(path: path, interface: interface, member: member)
+        try message.append(arguments)
+        let state = state
+        loop.enqueue { state.sendOnly(message) }
+    }
+
+    /// Subscribes to the signals `rule` matches. The match rule is in place on the bus when this returns, so no
+    /// signal sent afterwards is missed. The stream ends (and the rule is removed) when the consuming task is
+    /// cancelled or stops iterating, and when the connection closes.
+    public func signals(matching rule: DBusMatchRule) async throws(DBusError) -> DBusSignalStream {
+        let (stream, continuation) = AsyncThrowingStream<DBusSignal, any Error>.makeStream()
+        let id = state.nextCallID()
+        let state = state
+        let addMatch = try Message.methodCall(
+            destination: "org.freedesktop.DBus",
+            path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus",
+            member: "AddMatch"
+        )
+        try addMatch.append([.string(rule.description)])
+        let trackOwner = rule.sender.map { !$0.hasPrefix(":") && $0 != "org.freedesktop.DBus" } ?? false
+        // Register locally first so a signal that arrives right after AddMatch is delivered.
+        loop.enqueue { state.addSubscription(id, rule: rule, continuation: continuation) }
+        continuation.onTermination = { [loop] _ in
+            loop.enqueue { state.removeSubscription(id) }
+        }
+        if trackOwner, let name = rule.sender {
+            try await watchOwner(of: name)
+        }
+        do {
+            _ = try await call(
+                destination: "org.freedesktop.DBus",
+                path: "/org/freedesktop/DBus",
+                interface: "org.freedesktop.DBus",
+                method: "AddMatch",
+                arguments: [.string(rule.description)]
+            )
+        } catch {
+            continuation.finish(throwing: error)
+            throw error
+        }
+        return DBusSignalStream(stream)
+    }
+
+    /// Keeps the local owner map for a well-known name current (used to match signals by sender).
+    private func watchOwner(of name: String) async throws(DBusError) {
+        let rule = DBusMatchRule(
+            sender: "org.freedesktop.DBus",
+            path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus",
+            member: "NameOwnerChanged",
+            arg0: name
+        )
+        let state = state
+        guard state.beginOwnerWatch(name) else { return }
+        _ = try await call(
+            destination: "org.freedesktop.DBus",
+            path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus",
+            method: "AddMatch",
+            arguments: [.string(rule.description)]
+        )
+        let owner = try? await nameOwner(of: name)
+        loop.enqueue { state.seedOwner(name, owner) }
+    }
+
+    // MARK: Bus names
+
+    /// The unique name currently owning `name`, or nil when nobody does.
+    public func nameOwner(of name: String) async throws(DBusError) -> String? {
+        do {
+            let reply = try await call(
+                destination: "org.freedesktop.DBus",
+                path: "/org/freedesktop/DBus",
+                interface: "org.freedesktop.DBus",
+                method: "GetNameOwner",
+                arguments: [.string(name)]
+            )
+            return reply.first?.string
+        } catch  where error.is(.nameHasNoOwner) {
+            return nil
+        }
+    }
+
+    /// Result of ``requestName(_:flags:)``.
+    public enum RequestNameReply: UInt32, Sendable {
+        case primaryOwner = 1
+        case inQueue = 2
+        case exists = 3
+        case alreadyOwner = 4
+    }
+
+    /// Flags for ``requestName(_:flags:)``.
+    public struct RequestNameFlags: OptionSet, Sendable {
+        public let rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        public static let allowReplacement = RequestNameFlags(rawValue: 0x1)
+        public static let replaceExisting = RequestNameFlags(rawValue: 0x2)
+        public static let doNotQueue = RequestNameFlags(rawValue: 0x4)
+    }
+
+    /// Asks the bus for a well-known name.
+    @discardableResult
+    public func requestName(
+        _ name: String,
+        flags: RequestNameFlags = [.doNotQueue]
+    ) async throws(DBusError) -> RequestNameReply {
+        let reply = try await call(
+            destination: "org.freedesktop.DBus",
+            path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus",
+            method: "RequestName",
+            arguments: [.string(name), .uint32(flags.rawValue)]
+        )
+        guard let code = reply.first?.int64, let result = RequestNameReply(rawValue: UInt32(code)) else {
+            throw DBusError(.failed, "unexpected RequestName reply \(reply)")
+        }
+        return result
+    }
+
+    /// Gives up a well-known name.
+    public func releaseName(_ name: String) async throws(DBusError) {
+        _ = try await call(
+            destination: "org.freedesktop.DBus",
+            path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus",
+            method: "ReleaseName",
+            arguments: [.string(name)]
+        )
+    }
+
+    // MARK: Exported objects
+
+    /// Makes `object` answer method calls at its path. When an object manager covers the path, its interfaces
+    /// are announced with `InterfacesAdded`.
+    public func export(_ object: DBusObject) {
+        object.attach(to: self)
+        let state = state
+        loop.enqueue { state.export(object) }
+    }
+
+    /// Removes the object at `path` (announced with `InterfacesRemoved` under an object manager).
+    public func unexport(path: String) {
+        let state = state
+        loop.enqueue { state.unexport(path) }
+    }
+
+    /// Makes `path` an `org.freedesktop.DBus.ObjectManager` for every exported object below it (creating an
+    /// empty object there if none is exported).
+    public func addObjectManager(at path: String) {
+        let state = state
+        loop.enqueue { state.addObjectManager(path) }
+    }
+}
+
+/// The signals a subscription receives. Iterate it from one task.
+public struct DBusSignalStream: AsyncSequence, Sendable {
+    public typealias Element = DBusSignal
+    let base: AsyncThrowingStream<DBusSignal, any Error>
+
+    init(_ base: AsyncThrowingStream<DBusSignal, any Error>) {
+        self.base = base
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncThrowingStream<DBusSignal, any Error>.AsyncIterator
+        /// The next signal; nil when the subscription ended. Throws `DBusError` when the connection was lost.
+        public mutating func next() async throws -> DBusSignal? { try await base.next() }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator()) }
+}
+
+final class WeakConnection: @unchecked Sendable {
+    weak var connection: DBusConnection?
+    init(_ connection: DBusConnection) { self.connection = connection }
+}

@@ -1,0 +1,373 @@
+import CDBus
+import Synchronization
+
+/// What the loop thread knows about its connection: pending calls, signal subscriptions, exported objects.
+/// Only the loop thread reads or writes the stored properties (hence `@unchecked Sendable`); other threads
+/// reach it through `LoopThread.enqueue`.
+final class LoopState: @unchecked Sendable {
+    private var raw: OpaquePointer?
+    private weak var loop: LoopThread?
+    var owner: WeakConnection?
+    let isOpen = Atomic<Bool>(false)
+    private let callIDs = Atomic<UInt64>(0)
+
+    struct PendingCall {
+        var callID: UInt64
+        var continuation: CheckedContinuation<Result<[DBusValue], DBusError>, Never>
+        var description: String
+    }
+    private var pending: [UInt32: PendingCall] = [:]
+    private var serialByCallID: [UInt64: UInt32] = [:]
+
+    struct Subscription {
+        var rule: DBusMatchRule
+        var continuation: AsyncThrowingStream<DBusSignal, any Error>.Continuation
+    }
+    private var subscriptions: [UInt64: Subscription] = [:]
+    private var nameOwners: [String: String] = [:]
+    private var watchedOwners: Set<String> = []
+    private let watchedOwnersLock = Mutex<Set<String>>([])
+
+    private var objects: [String: DBusObject] = [:]
+    private var managers: Set<String> = []
+
+    func nextCallID() -> UInt64 { callIDs.add(1, ordering: .relaxed).newValue }
+
+    /// Loop thread: the connection is open; install the message filter.
+    func attach(_ raw: OpaquePointer, loop: LoopThread) {
+        self.raw = raw
+        self.loop = loop
+        isOpen.store(true, ordering: .releasing)
+        let context = Unmanaged.passRetained(self).toOpaque()
+        dbus_connection_add_filter(
+            raw,
+            { _, message, data in
+                let state = Unmanaged<LoopState>.fromOpaque(data!).takeUnretainedValue()
+                return state.handle(Message(retaining: message!))
+            },
+            context,
+            { data in Unmanaged<LoopState>.fromOpaque(data!).release() }
+        )
+    }
+
+    // MARK: Sending
+
+    func send(
+        _ message: Message,
+        callID: UInt64,
+        deadline: ContinuousClock.Instant,
+        description: String,
+        loop: LoopThread,
+        continuation: CheckedContinuation<Result<[DBusValue], DBusError>, Never>
+    ) {
+        guard let raw, isOpen.load(ordering: .acquiring) else {
+            continuation.resume(returning: .failure(DBusError(.disconnected, "not connected: \(description)")))
+            return
+        }
+        var serial: UInt32 = 0
+        guard dbus_connection_send(raw, message.raw, &serial) != 0 else {
+            continuation.resume(returning: .failure(DBusError(.noMemory, "out of memory sending \(description)")))
+            return
+        }
+        pending[serial] = PendingCall(callID: callID, continuation: continuation, description: description)
+        serialByCallID[callID] = serial
+        loop.schedule(at: deadline) { [self, serial] in
+            guard let call = pending[serial], call.callID == callID else { return }
+            finish(serial, .failure(DBusError(.timeout, "no reply to \(description) in time")))
+        }
+    }
+
+    func sendOnly(_ message: Message) {
+        guard let raw, isOpen.load(ordering: .acquiring) else { return }
+        dbus_connection_send(raw, message.raw, nil)
+    }
+
+    func cancelCall(_ callID: UInt64) {
+        guard let serial = serialByCallID[callID] else { return }
+        finish(serial, .failure(DBusError(.failed, "cancelled")))
+    }
+
+    private func finish(_ serial: UInt32, _ result: Result<[DBusValue], DBusError>) {
+        guard let call = pending.removeValue(forKey: serial) else { return }
+        serialByCallID[call.callID] = nil
+        call.continuation.resume(returning: result)
+    }
+
+    // MARK: Signals
+
+    func addSubscription(
+        _ id: UInt64,
+        rule: DBusMatchRule,
+        continuation: AsyncThrowingStream<DBusSignal, any Error>.Continuation
+    ) {
+        guard isOpen.load(ordering: .acquiring) else {
+            continuation.finish(throwing: DBusError(.disconnected, "not connected"))
+            return
+        }
+        subscriptions[id] = Subscription(rule: rule, continuation: continuation)
+    }
+
+    func removeSubscription(_ id: UInt64) {
+        guard let subscription = subscriptions.removeValue(forKey: id) else { return }
+        // Another subscription may still need the same rule; the bus counts AddMatch calls, so one RemoveMatch
+        // per AddMatch keeps it right.
+        if let message = try? Message.methodCall(
+            destination: "org.freedesktop.DBus",
+            path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus",
+            member: "RemoveMatch"
+        ) {
+            dbus_message_set_no_reply(message.raw, 1)
+            try? message.append([.string(subscription.rule.description)])
+            sendOnly(message)
+        }
+    }
+
+    /// Any thread: returns true the first time it is asked for `name`.
+    func beginOwnerWatch(_ name: String) -> Bool {
+        watchedOwnersLock.withLock { $0.insert(name).inserted }
+    }
+
+    func seedOwner(_ name: String, _ owner: String?) {
+        watchedOwners.insert(name)
+        if nameOwners[name] == nil { nameOwners[name] = owner }
+    }
+
+    // MARK: Objects
+
+    func export(_ object: DBusObject) {
+        objects[object.path] = object
+        if let manager = manager(for: object.path) {
+            let interfaces = object.interfacesAndProperties()
+            if !interfaces.isEmpty {
+                emitInterfacesAdded(manager: manager, path: object.path, interfaces: interfaces)
+            }
+        }
+    }
+
+    func unexport(_ path: String) {
+        guard let object = objects.removeValue(forKey: path) else { return }
+        object.detach()
+        if let manager = manager(for: path) {
+            let names = object.interfaceNames()
+            if !names.isEmpty { emitInterfacesRemoved(manager: manager, path: path, names: names) }
+        }
+    }
+
+    func addObjectManager(_ path: String) {
+        managers.insert(path)
+        if objects[path] == nil, let connection = owner?.connection {
+            let root = DBusObject(path: path)
+            root.attach(to: connection)
+            objects[path] = root
+        }
+    }
+
+    /// The object manager whose subtree holds `path` (the nearest ancestor), if any.
+    func manager(for path: String) -> String? {
+        managers.filter { $0 != path && Self.isDescendant(path, of: $0) }.max { $0.count < $1.count }
+    }
+
+    static func isDescendant(_ path: String, of root: String) -> Bool {
+        root == "/" ? path != "/" : path.hasPrefix(root + "/")
+    }
+
+    func emitInterfacesAdded(manager: String, path: String, interfaces: [String: [String: DBusValue]]) {
+        let value = DBusValue.dictionary(
+            key: .string,
+            value: DBusType.propertyMap,
+            interfaces.sorted { $0.key < $1.key }.map { (.string($0.key), .propertyMap($0.value)) }
+        )
+        emit(manager, ObjectManager.interface, "InterfacesAdded", [.objectPath(path), value])
+    }
+
+    func emitInterfacesRemoved(manager: String, path: String, names: [String]) {
+        emit(manager, ObjectManager.interface, "InterfacesRemoved", [.objectPath(path), .strings(names.sorted())])
+    }
+
+    func emit(_ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue]) {
+        guard let message = try? Message.signal(path: path, interface: interface, member: member) else { return }
+        guard (try? message.append(arguments)) != nil else { return }
+        sendOnly(message)
+    }
+
+    /// Runs `job` on the loop thread (used by objects to emit in order with replies).
+    func enqueue(_ job: @escaping @Sendable () -> Void) {
+        loop?.enqueue(job)
+    }
+
+    // MARK: Incoming
+
+    private func handle(_ message: Message) -> DBusHandlerResult {
+        switch message.type {
+        case MessageType.methodReturn, MessageType.error:
+            let serial = message.replySerial
+            guard pending[serial] != nil else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
+            if message.type == MessageType.error {
+                finish(serial, .failure(message.asError()))
+            } else {
+                do {
+                    finish(serial, .success(try message.arguments()))
+                } catch {
+                    finish(serial, .failure(error))
+                }
+            }
+            return DBUS_HANDLER_RESULT_HANDLED
+        case MessageType.signal:
+            handleSignal(message)
+            return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+        case MessageType.methodCall:
+            return handleMethodCall(message) ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+        default:
+            return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+        }
+    }
+
+    private func handleSignal(_ message: Message) {
+        let interface = message.interface ?? ""
+        let member = message.member ?? ""
+        if interface == "org.freedesktop.DBus.Local" && member == "Disconnected" {
+            shutDown(DBusError(.disconnected, "the bus closed the connection"))
+            loop?.stop()
+            return
+        }
+        guard let arguments = try? message.arguments() else { return }
+        let signal = DBusSignal(
+            sender: message.sender ?? "",
+            path: message.path ?? "",
+            interface: interface,
+            member: member,
+            arguments: arguments
+        )
+        if interface == "org.freedesktop.DBus", member == "NameOwnerChanged", arguments.count == 3,
+            let name = arguments[0].string, watchedOwners.contains(name)
+        {
+            let newOwner = arguments[2].string ?? ""
+            nameOwners[name] = newOwner.isEmpty ? nil : newOwner
+        }
+        for subscription in subscriptions.values {
+            let owner = subscription.rule.sender.flatMap { nameOwners[$0] }
+            if subscription.rule.matches(signal, senderOwner: owner) {
+                subscription.continuation.yield(signal)
+            }
+        }
+    }
+
+    private func handleMethodCall(_ message: Message) -> Bool {
+        guard let path = message.path, let member = message.member else { return false }
+        let interface = message.interface
+        let call: DBusMethodCall
+        do {
+            call = DBusMethodCall(
+                sender: message.sender ?? "",
+                path: path,
+                interface: interface,
+                member: member,
+                arguments: try message.arguments()
+            )
+        } catch {
+            reply(to: message, with: .failure(error))
+            return true
+        }
+        if interface == ObjectManager.interface, managers.contains(path) {
+            guard member == "GetManagedObjects" else {
+                reply(
+                    to: message,
+                    with: .failure(DBusError(.unknownMethod, "no method \(member) in \(ObjectManager.interface)"))
+                )
+                return true
+            }
+            reply(to: message, with: .success([managedObjects(under: path)]))
+            return true
+        }
+        if interface == Introspection.interface, member == "Introspect" {
+            let children = childNames(of: path)
+            guard objects[path] != nil || !children.isEmpty else { return false }
+            let xml = Introspection.xml(
+                for: objects[path],
+                isManager: managers.contains(path),
+                children: children
+            )
+            reply(to: message, with: .success([.string(xml)]))
+            return true
+        }
+        guard let object = objects[path] else { return false }
+        let noReply = message.noReplyExpected
+        let state = self
+        Task {
+            let result = await object.handle(call)
+            if !noReply { state.enqueue { state.reply(to: message, with: result) } }
+        }
+        return true
+    }
+
+    private func reply(to message: Message, with result: Result<[DBusValue], DBusError>) {
+        guard !message.noReplyExpected else { return }
+        switch result {
+        case .success(let values):
+            guard let reply = try? message.methodReturn() else { return }
+            do {
+                try reply.append(values)
+                sendOnly(reply)
+            } catch {
+                if let errorReply = message.errorReply(error) { sendOnly(errorReply) }
+            }
+        case .failure(let error):
+            if let errorReply = message.errorReply(error) { sendOnly(errorReply) }
+        }
+    }
+
+    private func managedObjects(under root: String) -> DBusValue {
+        let entries: [(DBusValue, DBusValue)] = objects.keys.sorted().compactMap { path in
+            guard Self.isDescendant(path, of: root), manager(for: path) == root, let object = objects[path] else {
+                return nil
+            }
+            let interfaces = object.interfacesAndProperties()
+            guard !interfaces.isEmpty else { return nil }
+            let value = DBusValue.dictionary(
+                key: .string,
+                value: DBusType.propertyMap,
+                interfaces.sorted { $0.key < $1.key }.map { (.string($0.key), .propertyMap($0.value)) }
+            )
+            return (.objectPath(path), value)
+        }
+        return .dictionary(
+            key: .objectPath,
+            value: .array(.dictEntry(key: .string, value: DBusType.propertyMap)),
+            entries
+        )
+    }
+
+    private func childNames(of path: String) -> [String] {
+        var names = Set<String>()
+        for other in objects.keys where Self.isDescendant(other, of: path) {
+            let rest = other.dropFirst(path == "/" ? 1 : path.count + 1)
+            if let first = rest.split(separator: "/").first { names.insert(String(first)) }
+        }
+        return names.sorted()
+    }
+
+    // MARK: Shutdown
+
+    /// Loop thread: fail every pending call and end every stream.
+    func shutDown(_ error: DBusError) {
+        isOpen.store(false, ordering: .releasing)
+        let calls = pending
+        pending = [:]
+        serialByCallID = [:]
+        for call in calls.values {
+            call.continuation.resume(
+                returning: .failure(DBusError(name: error.name, message: "\(error.message) (\(call.description))"))
+            )
+        }
+        let streams = subscriptions
+        subscriptions = [:]
+        for subscription in streams.values { subscription.continuation.finish(throwing: error) }
+        for object in objects.values { object.detach() }
+        objects = [:]
+    }
+}
+
+enum ObjectManager {
+    static let interface = CDBUS_INTERFACE_OBJECT_MANAGER
+}

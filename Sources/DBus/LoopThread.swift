@@ -1,0 +1,224 @@
+import CDBus
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The thread that owns one libdbus connection: it polls the connection's watches plus an eventfd, runs
+/// libdbus's timeouts, dispatches incoming messages, and runs jobs other threads hand it.
+///
+/// Every libdbus call on the connection happens here, so libdbus never runs on Swift's cooperative pool and no
+/// two threads touch the connection at once. Other threads talk to it only through ``enqueue(_:)``.
+final class LoopThread: @unchecked Sendable {
+    private let jobs = Mutex<[@Sendable () -> Void]>([])
+    /// A self-pipe: other threads write a byte to wake the loop out of poll().
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    // Loop-thread state.
+    private var watches: [OpaquePointer] = []
+    private var timeouts: [OpaquePointer: ContinuousClock.Instant] = [:]
+    private var deadlines: [(ContinuousClock.Instant, @Sendable () -> Void)] = []
+    private var running = true
+    private var connection: OpaquePointer?
+    /// Called on the loop thread after each wakeup's messages are dispatched.
+    var afterDispatch: (() -> Void)?
+
+    init() throws(DBusError) {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { throw DBusError(.failed, "cannot create the wakeup pipe: errno \(errno)") }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        wakeRead = fds[0]
+        wakeWrite = fds[1]
+    }
+
+    deinit {
+        close(wakeRead)
+        close(wakeWrite)
+    }
+
+    /// Starts the OS thread; `body` runs on it first (it opens the connection), then the loop.
+    func start(_ body: @escaping @Sendable (LoopThread) -> OpaquePointer?) {
+        let box = Unmanaged.passRetained(StartBox(loop: self, body: body))
+        var thread = pthread_t()
+        let result = pthread_create(
+            &thread,
+            nil,
+            { raw in
+                let box = Unmanaged<StartBox>.fromOpaque(raw!).takeRetainedValue()
+                box.loop.threadMain(box.body)
+                return nil
+            },
+            box.toOpaque()
+        )
+        if result == 0 {
+            pthread_detach(thread)
+        } else {
+            box.release()
+        }
+    }
+
+    private final class StartBox {
+        let loop: LoopThread
+        let body: @Sendable (LoopThread) -> OpaquePointer?
+        init(loop: LoopThread, body: @escaping @Sendable (LoopThread) -> OpaquePointer?) {
+            self.loop = loop
+            self.body = body
+        }
+    }
+
+    /// Runs `job` on the loop thread soon. Safe from any thread.
+    func enqueue(_ job: @escaping @Sendable () -> Void) {
+        jobs.withLock { $0.append(job) }
+        // A full pipe already guarantees a wakeup, so a failed write needs no handling.
+        var one: UInt8 = 1
+        _ = write(wakeWrite, &one, 1)
+    }
+
+    /// Loop thread only: run `action` at `instant` unless the loop stops first.
+    func schedule(at instant: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) {
+        deadlines.append((instant, action))
+    }
+
+    /// Loop thread only: stop after this iteration.
+    func stop() { running = false }
+
+    private func threadMain(_ open: @Sendable (LoopThread) -> OpaquePointer?) {
+        guard let connection = open(self) else { return }
+        self.connection = connection
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        dbus_connection_set_watch_functions(
+            connection,
+            { watch, data in
+                LoopThread.from(data).watches.append(watch!)
+                return 1
+            },
+            { watch, data in
+                LoopThread.from(data).watches.removeAll { $0 == watch }
+            },
+            nil,
+            context,
+            nil
+        )
+        dbus_connection_set_timeout_functions(
+            connection,
+            { timeout, data in
+                let loop = LoopThread.from(data)
+                loop.timeouts[timeout!] = .now + .milliseconds(Int(dbus_timeout_get_interval(timeout)))
+                return 1
+            },
+            { timeout, data in
+                LoopThread.from(data).timeouts[timeout!] = nil
+            },
+            { timeout, data in
+                let loop = LoopThread.from(data)
+                loop.timeouts[timeout!] = .now + .milliseconds(Int(dbus_timeout_get_interval(timeout)))
+            },
+            context,
+            nil
+        )
+        runLoop(connection)
+    }
+
+    private static func from(_ data: UnsafeMutableRawPointer?) -> LoopThread {
+        Unmanaged<LoopThread>.fromOpaque(data!).takeUnretainedValue()
+    }
+
+    private func runLoop(_ connection: OpaquePointer) {
+        var pollFDs: [pollfd] = []
+        while running {
+            runJobs()
+            dispatchAll(connection)
+            if !running { break }
+
+            pollFDs.removeAll(keepingCapacity: true)
+            pollFDs.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
+            var polled: [OpaquePointer] = []
+            for watch in watches where dbus_watch_get_enabled(watch) != 0 {
+                let flags = dbus_watch_get_flags(watch)
+                var events: Int16 = 0
+                if flags & DBUS_WATCH_READABLE.rawValue != 0 { events |= Int16(POLLIN) }
+                if flags & DBUS_WATCH_WRITABLE.rawValue != 0 { events |= Int16(POLLOUT) }
+                pollFDs.append(pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
+                polled.append(watch)
+            }
+            let timeout = nextTimeoutMilliseconds()
+            let ready = poll(&pollFDs, nfds_t(pollFDs.count), timeout)
+            if ready < 0 && errno != EINTR { break }
+
+            if pollFDs[0].revents != 0 {
+                var drain = [UInt8](repeating: 0, count: 256)
+                while read(wakeRead, &drain, drain.count) > 0 {}
+            }
+            for (index, watch) in polled.enumerated() {
+                let revents = pollFDs[index + 1].revents
+                guard revents != 0, watches.contains(watch) else { continue }
+                var flags: UInt32 = 0
+                if revents & Int16(POLLIN) != 0 { flags |= DBUS_WATCH_READABLE.rawValue }
+                if revents & Int16(POLLOUT) != 0 { flags |= DBUS_WATCH_WRITABLE.rawValue }
+                if revents & Int16(POLLHUP) != 0 { flags |= DBUS_WATCH_HANGUP.rawValue }
+                if revents & Int16(POLLERR) != 0 { flags |= DBUS_WATCH_ERROR.rawValue }
+                dbus_watch_handle(watch, flags)
+            }
+            fireTimeouts()
+        }
+        runJobs()
+        dbus_connection_set_watch_functions(connection, nil, nil, nil, nil, nil)
+        dbus_connection_set_timeout_functions(connection, nil, nil, nil, nil, nil)
+        dbus_connection_close(connection)
+        dbus_connection_unref(connection)
+        self.connection = nil
+        watches = []
+        timeouts = [:]
+        deadlines = []
+    }
+
+    private func runJobs() {
+        // Jobs may enqueue more jobs; loop until the queue stays empty.
+        while true {
+            let batch = jobs.withLock { queue -> [@Sendable () -> Void] in
+                defer { queue.removeAll(keepingCapacity: true) }
+                return queue
+            }
+            if batch.isEmpty { return }
+            for job in batch { job() }
+        }
+    }
+
+    /// Handles every message already read (the whole backlog per wakeup, not one message per wakeup).
+    private func dispatchAll(_ connection: OpaquePointer) {
+        while dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS {
+            dbus_connection_dispatch(connection)
+        }
+        afterDispatch?()
+    }
+
+    private func nextTimeoutMilliseconds() -> Int32 {
+        var next: ContinuousClock.Instant?
+        for (timeout, deadline) in timeouts where dbus_timeout_get_enabled(timeout) != 0 {
+            if next == nil || deadline < next! { next = deadline }
+        }
+        for (deadline, _) in deadlines where next == nil || deadline < next! { next = deadline }
+        guard let next else { return -1 }
+        let remaining = ContinuousClock.now.duration(to: next)
+        if remaining <= .zero { return 0 }
+        let (seconds, attoseconds) = remaining.components
+        return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+    }
+
+    private func fireTimeouts() {
+        let now = ContinuousClock.now
+        for (timeout, deadline) in timeouts where deadline <= now && dbus_timeout_get_enabled(timeout) != 0 {
+            timeouts[timeout] = now + .milliseconds(Int(dbus_timeout_get_interval(timeout)))
+            dbus_timeout_handle(timeout)
+        }
+        if deadlines.contains(where: { $0.0 <= now }) {
+            let due = deadlines.filter { $0.0 <= now }
+            deadlines.removeAll { $0.0 <= now }
+            for (_, action) in due { action() }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+
+/// A dbus-daemon of the test's own, on a socket in a temporary folder: tests never touch the machine's buses.
+public final class PrivateBus: @unchecked Sendable {
+    /// The bus address (`unix:path=…`).
+    public let address: String
+    private let process: Process
+    private let lifeline: Pipe
+    private let directory: URL
+
+    public struct StartFailed: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Starts `dbus-daemon` with a session-bus policy and waits until it accepts connections.
+    public init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("systole-bus-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let socket = directory.appendingPathComponent("bus").path
+        let config = directory.appendingPathComponent("bus.conf")
+        try Self.configuration(socket: socket).write(to: config, atomically: true, encoding: .utf8)
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") else {
+            throw StartFailed(description: "/usr/bin/dbus-daemon is missing: install the 'dbus' package")
+        }
+        // dbus-daemon ignores SIGTERM, and a test process that crashes must not leave buses behind: a shell
+        // holds the daemon and kills it as soon as our end of its stdin closes (on stop() or on our death).
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = [
+            "-c",
+            #"/usr/bin/dbus-daemon --config-file="$1" --nofork --print-address=1 & pid=$!; read _; kill -9 $pid"#,
+            "private-bus", config.path,
+        ]
+        let output = Pipe()
+        lifeline = Pipe()
+        process.standardInput = lifeline
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // dbus-daemon prints its address once the socket is listening.
+        let line = output.fileHandleForReading.availableLine()
+        guard let line, line.hasPrefix("unix:") else {
+            try? lifeline.fileHandleForWriting.close()
+            throw StartFailed(description: "dbus-daemon did not start (printed \(line ?? "nothing"))")
+        }
+        address = line
+    }
+
+    /// The configuration of a session-like bus where everything is allowed.
+    static func configuration(socket: String) -> String {
+        """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>unix:path=\(socket)</listen>
+          <auth>EXTERNAL</auth>
+          <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+        </busconfig>
+        """
+    }
+
+    /// Stops the daemon (every connection on it sees the bus disappear).
+    public func stop() {
+        try? lifeline.fileHandleForWriting.close()
+        if process.isRunning { process.waitUntilExit() }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    deinit { stop() }
+}
+
+extension FileHandle {
+    /// Reads up to the first newline.
+    fileprivate func availableLine() -> String? {
+        var bytes: [UInt8] = []
+        while true {
+            let chunk = readData(ofLength: 1)
+            guard let byte = chunk.first else { break }
+            if byte == UInt8(ascii: "\n") { break }
+            bytes.append(byte)
+        }
+        return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+    }
+}
