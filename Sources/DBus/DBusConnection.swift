@@ -122,7 +122,7 @@ public final class DBusConnection: Sendable {
         let state = state
         let result: Result<[DBusValue], DBusError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                loop.enqueue { [loop] in
+                let queued = loop.enqueue { [loop] in
                     state.send(
                         message,
                         callID: id,
@@ -131,6 +131,9 @@ public final class DBusConnection: Sendable {
                         loop: loop,
                         continuation: continuation
                     )
+                }
+                if !queued {
+                    continuation.resume(returning: .failure(DBusError(.disconnected, "not connected: \(description)")))
                 }
             }
         } onCancel: {
@@ -156,7 +159,9 @@ public final class DBusConnection: Sendable {
         dbus_message_set_no_reply(message.raw, 1)
         try message.append(arguments)
         let state = state
-        loop.enqueue { state.sendOnly(message) }
+        guard isConnected, loop.enqueue({ state.sendOnly(message) }) else {
+            throw DBusError(.disconnected, "not connected: cannot call \(method)")
+        }
     }
 
     // MARK: Signals
@@ -166,7 +171,9 @@ public final class DBusConnection: Sendable {
         let message = try Message.signal(path: path, interface: interface, member: member)
         try message.append(arguments)
         let state = state
-        loop.enqueue { state.sendOnly(message) }
+        guard isConnected, loop.enqueue({ state.sendOnly(message) }) else {
+            throw DBusError(.disconnected, "not connected: cannot emit \(interface).\(member)")
+        }
     }
 
     /// Subscribes to the signals `rule` matches. The match rule is in place on the bus when this returns, so no
@@ -185,7 +192,9 @@ public final class DBusConnection: Sendable {
         try addMatch.append([.string(rule.description)])
         let trackOwner = rule.sender.map { !$0.hasPrefix(":") && $0 != "org.freedesktop.DBus" } ?? false
         // Register locally first so a signal that arrives right after AddMatch is delivered.
-        loop.enqueue { state.addSubscription(id, rule: rule, continuation: continuation) }
+        guard loop.enqueue({ state.addSubscription(id, rule: rule, continuation: continuation) }) else {
+            throw DBusError(.disconnected, "not connected: cannot subscribe to \(rule)")
+        }
         continuation.onTermination = { [loop] _ in
             loop.enqueue { state.removeSubscription(id) }
         }

@@ -11,7 +11,12 @@ import Glibc
 /// Every libdbus call on the connection happens here, so libdbus never runs on Swift's cooperative pool and no
 /// two threads touch the connection at once. Other threads talk to it only through ``enqueue(_:)``.
 final class LoopThread: @unchecked Sendable {
-    private let jobs = Mutex<[@Sendable () -> Void]>([])
+    private struct Queue {
+        var jobs: [@Sendable () -> Void] = []
+        /// Set once the loop has ended; later jobs are refused so callers can fail fast instead of waiting.
+        var ended = false
+    }
+    private let queue = Mutex(Queue())
     /// A self-pipe: other threads write a byte to wake the loop out of poll().
     private let wakeRead: Int32
     private let wakeWrite: Int32
@@ -70,12 +75,20 @@ final class LoopThread: @unchecked Sendable {
         }
     }
 
-    /// Runs `job` on the loop thread soon. Safe from any thread.
-    func enqueue(_ job: @escaping @Sendable () -> Void) {
-        jobs.withLock { $0.append(job) }
+    /// Runs `job` on the loop thread soon. Safe from any thread. Returns false (and drops the job) when the
+    /// loop has already ended.
+    @discardableResult
+    func enqueue(_ job: @escaping @Sendable () -> Void) -> Bool {
+        let accepted = queue.withLock { queue -> Bool in
+            guard !queue.ended else { return false }
+            queue.jobs.append(job)
+            return true
+        }
+        guard accepted else { return false }
         // A full pipe already guarantees a wakeup, so a failed write needs no handling.
         var one: UInt8 = 1
         _ = write(wakeWrite, &one, 1)
+        return true
     }
 
     /// Loop thread only: run `action` at `instant` unless the loop stops first.
@@ -87,6 +100,7 @@ final class LoopThread: @unchecked Sendable {
     func stop() { running = false }
 
     private func threadMain(_ open: @Sendable (LoopThread) -> OpaquePointer?) {
+        defer { endQueue() }
         guard let connection = open(self) else { return }
         self.connection = connection
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -179,13 +193,23 @@ final class LoopThread: @unchecked Sendable {
     private func runJobs() {
         // Jobs may enqueue more jobs; loop until the queue stays empty.
         while true {
-            let batch = jobs.withLock { queue -> [@Sendable () -> Void] in
-                defer { queue.removeAll(keepingCapacity: true) }
-                return queue
+            let batch = queue.withLock { queue -> [@Sendable () -> Void] in
+                defer { queue.jobs.removeAll(keepingCapacity: true) }
+                return queue.jobs
             }
             if batch.isEmpty { return }
             for job in batch { job() }
         }
+    }
+
+    /// Refuses further jobs and runs those already queued; the connection is closed by now, so they fail fast.
+    private func endQueue() {
+        let remaining = queue.withLock { queue -> [@Sendable () -> Void] in
+            queue.ended = true
+            defer { queue.jobs = [] }
+            return queue.jobs
+        }
+        for job in remaining { job() }
     }
 
     /// Handles every message already read (the whole backlog per wakeup, not one message per wakeup).

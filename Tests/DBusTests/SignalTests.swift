@@ -1,0 +1,105 @@
+import DBus
+import Testing
+
+@Suite struct SignalTests {
+    @Test func subscribersReceiveMatchingSignalsInOrder() async throws {
+        try await withBus { fixture in
+            let rule = DBusMatchRule(path: "/test/emitter", interface: "org.systole.Test.Signals", member: "Beat")
+            let stream = try await fixture.client.signals(matching: rule)
+            for beat in Int32(0)..<50 {
+                try fixture.server.emit(
+                    path: "/test/emitter",
+                    interface: "org.systole.Test.Signals",
+                    member: "Beat",
+                    arguments: [.int32(beat)]
+                )
+                // Not matched: another member and another path.
+                try fixture.server.emit(
+                    path: "/test/emitter",
+                    interface: "org.systole.Test.Signals",
+                    member: "Other",
+                    arguments: [.int32(-1)]
+                )
+                try fixture.server.emit(
+                    path: "/test/elsewhere",
+                    interface: "org.systole.Test.Signals",
+                    member: "Beat",
+                    arguments: [.int32(-1)]
+                )
+            }
+            var received: [Int32] = []
+            for try await signal in stream {
+                #expect(signal.sender == fixture.server.uniqueName)
+                #expect(signal.path == "/test/emitter")
+                if case .int32(let beat) = signal.arguments.first { received.append(beat) }
+                if received.count == 50 { break }
+            }
+            #expect(received == Array(0..<50))
+        }
+    }
+
+    @Test func senderRulesWithWellKnownNamesFollowTheOwner() async throws {
+        try await withBus { fixture in
+            try await fixture.server.requestName("org.systole.Test.Sender")
+            let stream = try await fixture.client.signals(
+                matching: DBusMatchRule(sender: "org.systole.Test.Sender", interface: "org.systole.Test.Signals")
+            )
+            let third = try await DBusConnection.connect(to: .address(fixture.bus.address))
+            defer { third.close() }
+            try third.emit(path: "/x", interface: "org.systole.Test.Signals", member: "Fake")
+            try fixture.server.emit(path: "/x", interface: "org.systole.Test.Signals", member: "Real")
+            var iterator = stream.makeAsyncIterator()
+            let first = try await iterator.next()
+            #expect(first?.member == "Real")
+        }
+    }
+
+    @Test func pathNamespaceAndArg0Match() async throws {
+        try await withBus { fixture in
+            let stream = try await fixture.client.signals(
+                matching: DBusMatchRule(pathNamespace: "/org/bluez/hci0", arg0: "org.bluez.Device1")
+            )
+            try fixture.server.emit(
+                path: "/org/bluez/hci1/dev_1",
+                interface: "org.freedesktop.DBus.Properties",
+                member: "PropertiesChanged",
+                arguments: [.string("org.bluez.Device1")]
+            )
+            try fixture.server.emit(
+                path: "/org/bluez/hci0/dev_1",
+                interface: "org.freedesktop.DBus.Properties",
+                member: "PropertiesChanged",
+                arguments: [.string("org.bluez.Adapter1")]
+            )
+            try fixture.server.emit(
+                path: "/org/bluez/hci0/dev_2",
+                interface: "org.freedesktop.DBus.Properties",
+                member: "PropertiesChanged",
+                arguments: [.string("org.bluez.Device1")]
+            )
+            var iterator = stream.makeAsyncIterator()
+            let first = try await iterator.next()
+            #expect(first?.path == "/org/bluez/hci0/dev_2")
+        }
+    }
+
+    @Test func cancellingTheConsumerEndsTheStream() async throws {
+        try await withBus { fixture in
+            let stream = try await fixture.client.signals(matching: DBusMatchRule(interface: "org.systole.Test.Never"))
+            let consumer = Task {
+                var count = 0
+                for try await _ in stream { count += 1 }
+                return count
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            consumer.cancel()
+            let count = try await consumer.value
+            #expect(count == 0)
+            // The connection keeps working for other subscriptions.
+            let other = try await fixture.client.signals(matching: DBusMatchRule(member: "Again"))
+            try fixture.server.emit(path: "/x", interface: "org.systole.Test.Signals", member: "Again")
+            var iterator = other.makeAsyncIterator()
+            #expect(try await iterator.next()?.member == "Again")
+        }
+    }
+}
