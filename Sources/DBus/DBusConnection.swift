@@ -183,13 +183,6 @@ public final class DBusConnection: Sendable {
         let (stream, continuation) = AsyncThrowingStream<DBusSignal, any Error>.makeStream()
         let id = state.nextCallID()
         let state = state
-        let addMatch = try Message.methodCall(
-            destination: "org.freedesktop.DBus",
-            path: "/org/freedesktop/DBus",
-            interface: "org.freedesktop.DBus",
-            member: "AddMatch"
-        )
-        try addMatch.append([.string(rule.description)])
         let trackOwner = rule.sender.map { !$0.hasPrefix(":") && $0 != "org.freedesktop.DBus" } ?? false
         // Register locally first so a signal that arrives right after AddMatch is delivered.
         guard loop.enqueue({ state.addSubscription(id, rule: rule, continuation: continuation) }) else {
@@ -202,13 +195,7 @@ public final class DBusConnection: Sendable {
             try await watchOwner(of: name)
         }
         do {
-            _ = try await call(
-                destination: "org.freedesktop.DBus",
-                path: "/org/freedesktop/DBus",
-                interface: "org.freedesktop.DBus",
-                method: "AddMatch",
-                arguments: [.string(rule.description)]
-            )
+            _ = try await callBus("AddMatch", [.string(rule.description)])
         } catch {
             continuation.finish(throwing: error)
             throw error
@@ -227,29 +214,28 @@ public final class DBusConnection: Sendable {
         )
         let state = state
         guard state.beginOwnerWatch(name) else { return }
-        _ = try await call(
-            destination: "org.freedesktop.DBus",
-            path: "/org/freedesktop/DBus",
-            interface: "org.freedesktop.DBus",
-            method: "AddMatch",
-            arguments: [.string(rule.description)]
-        )
+        _ = try await callBus("AddMatch", [.string(rule.description)])
         let owner = try? await nameOwner(of: name)
         loop.enqueue { state.seedOwner(name, owner) }
     }
 
     // MARK: Bus names
 
+    /// Calls a method of the bus daemon itself (`org.freedesktop.DBus`).
+    private func callBus(_ method: String, _ arguments: [DBusValue]) async throws(DBusError) -> [DBusValue] {
+        try await call(
+            destination: "org.freedesktop.DBus",
+            path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus",
+            method: method,
+            arguments: arguments
+        )
+    }
+
     /// The unique name currently owning `name`, or nil when nobody does.
     public func nameOwner(of name: String) async throws(DBusError) -> String? {
         do {
-            let reply = try await call(
-                destination: "org.freedesktop.DBus",
-                path: "/org/freedesktop/DBus",
-                interface: "org.freedesktop.DBus",
-                method: "GetNameOwner",
-                arguments: [.string(name)]
-            )
+            let reply = try await callBus("GetNameOwner", [.string(name)])
             return reply.first?.string
         } catch  where error.is(.nameHasNoOwner) {
             return nil
@@ -279,13 +265,7 @@ public final class DBusConnection: Sendable {
         _ name: String,
         flags: RequestNameFlags = [.doNotQueue]
     ) async throws(DBusError) -> RequestNameReply {
-        let reply = try await call(
-            destination: "org.freedesktop.DBus",
-            path: "/org/freedesktop/DBus",
-            interface: "org.freedesktop.DBus",
-            method: "RequestName",
-            arguments: [.string(name), .uint32(flags.rawValue)]
-        )
+        let reply = try await callBus("RequestName", [.string(name), .uint32(flags.rawValue)])
         guard let code = reply.first?.int64, let result = RequestNameReply(rawValue: UInt32(code)) else {
             throw DBusError(.failed, "unexpected RequestName reply \(reply)")
         }
@@ -294,13 +274,7 @@ public final class DBusConnection: Sendable {
 
     /// Gives up a well-known name.
     public func releaseName(_ name: String) async throws(DBusError) {
-        _ = try await call(
-            destination: "org.freedesktop.DBus",
-            path: "/org/freedesktop/DBus",
-            interface: "org.freedesktop.DBus",
-            method: "ReleaseName",
-            arguments: [.string(name)]
-        )
+        _ = try await callBus("ReleaseName", [.string(name)])
     }
 
     // MARK: Exported objects
