@@ -130,10 +130,6 @@ import Testing
         try await withBus { fixture in
             fixture.server.addObjectManager(at: "/")
             fixture.server.export(makeAdapter())
-            let announcements = try await fixture.client.signals(
-                matching: DBusMatchRule(path: "/", interface: "org.freedesktop.DBus.ObjectManager")
-            )
-
             let managed = try await fixture.client.call(
                 destination: fixture.server.uniqueName,
                 path: "/",
@@ -147,6 +143,12 @@ import Testing
                 Set(interfaces.compactMap(\.key.string)) == [
                     Self.adapterInterface, "org.freedesktop.DBus.Introspectable", "org.freedesktop.DBus.Properties",
                 ]
+            )
+
+            // Subscribe after the GetManagedObjects round trip: the server's loop runs queued exports before it
+            // answers, so the adapter's own InterfacesAdded is not in this stream.
+            let announcements = try await fixture.client.signals(
+                matching: DBusMatchRule(path: "/", interface: "org.freedesktop.DBus.ObjectManager")
             )
 
             let device = DBusObject(path: "/org/bluez/hci0/dev_00_11_22_33_44_55")
