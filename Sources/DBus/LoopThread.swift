@@ -26,8 +26,6 @@ final class LoopThread: @unchecked Sendable {
     private var deadlines: [(ContinuousClock.Instant, @Sendable () -> Void)] = []
     private var running = true
     private var connection: OpaquePointer?
-    /// Called on the loop thread after each wakeup's messages are dispatched.
-    var afterDispatch: (() -> Void)?
 
     init() throws(DBusError) {
         var fds: [Int32] = [-1, -1]
@@ -217,7 +215,6 @@ final class LoopThread: @unchecked Sendable {
         while dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS {
             dbus_connection_dispatch(connection)
         }
-        afterDispatch?()
     }
 
     private func nextTimeoutMilliseconds() -> Int32 {
