@@ -79,20 +79,17 @@ public final class DBusConnection: Sendable {
     /// Closes the connection: pending calls fail, signal streams end, exported objects disappear from the bus.
     public func close() {
         guard !closedFlag.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let state = state
-        loop.enqueue { [loop] in
-            state.shutDown(DBusError(.disconnected, "the connection was closed"))
-            loop.stop()
-        }
+        Self.stopLoop(loop, state)
     }
 
     deinit {
-        if !closedFlag.load(ordering: .acquiring) {
-            let state = state
-            loop.enqueue { [loop] in
-                state.shutDown(DBusError(.disconnected, "the connection was closed"))
-                loop.stop()
-            }
+        if !closedFlag.load(ordering: .acquiring) { Self.stopLoop(loop, state) }
+    }
+
+    private static func stopLoop(_ loop: LoopThread, _ state: LoopState) {
+        loop.enqueue {
+            state.shutDown(DBusError(.disconnected, "the connection was closed"))
+            loop.stop()
         }
     }
 
@@ -140,28 +137,6 @@ public final class DBusConnection: Sendable {
             loop.enqueue { state.cancelCall(id) }
         }
         return try result.get()
-    }
-
-    /// Sends a method call without waiting for (or asking for) a reply.
-    public func callNoReply(
-        destination: String?,
-        path: String,
-        interface: String?,
-        method: String,
-        arguments: [DBusValue] = []
-    ) throws(DBusError) {
-        let message = try Message.methodCall(
-            destination: destination,
-            path: path,
-            interface: interface,
-            member: method
-        )
-        dbus_message_set_no_reply(message.raw, 1)
-        try message.append(arguments)
-        let state = state
-        guard isConnected, loop.enqueue({ state.sendOnly(message) }) else {
-            throw DBusError(.disconnected, "not connected: cannot call \(method)")
-        }
     }
 
     // MARK: Signals

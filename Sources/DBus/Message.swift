@@ -63,9 +63,7 @@ final class Message: @unchecked Sendable {
     var interface: String? { dbus_message_get_interface(raw).map { String(cString: $0) } }
     var member: String? { dbus_message_get_member(raw).map { String(cString: $0) } }
     var sender: String? { dbus_message_get_sender(raw).map { String(cString: $0) } }
-    var destination: String? { dbus_message_get_destination(raw).map { String(cString: $0) } }
     var errorName: String? { dbus_message_get_error_name(raw).map { String(cString: $0) } }
-    var signature: String { dbus_message_get_signature(raw).map { String(cString: $0) } ?? "" }
     var noReplyExpected: Bool { dbus_message_get_no_reply(raw) != 0 }
 
     /// Appends arguments in order.

@@ -154,6 +154,9 @@ import Testing
             #expect(second == .exists)
             #expect(owner == fixture.server.uniqueName)
             #expect(nobody == nil)
+            try await fixture.server.releaseName("org.systole.Test.Owner")
+            let afterRelease = try await fixture.client.requestName("org.systole.Test.Owner")
+            #expect(afterRelease == .primaryOwner)
         }
     }
 }

@@ -44,9 +44,18 @@ import Testing
             let stream = try await fixture.client.signals(
                 matching: DBusMatchRule(sender: "org.systole.Test.Sender", interface: "org.systole.Test.Signals")
             )
+            // A second, broader subscription on the same connection makes the bus route every sender's signals
+            // here; the sender-filtered stream must still see only the owner's.
+            let everything = try await fixture.client.signals(
+                matching: DBusMatchRule(interface: "org.systole.Test.Signals")
+            )
+            _ = everything
             let third = try await DBusConnection.connect(to: .address(fixture.bus.address))
             defer { third.close() }
             try third.emit(path: "/x", interface: "org.systole.Test.Signals", member: "Fake")
+            // A round trip through the bus after the emit means the bus has already routed "Fake" to the client,
+            // so it reaches the client before "Real": only the sender check can keep it out of the stream.
+            _ = try await third.nameOwner(of: "org.systole.Test.Sender")
             try fixture.server.emit(path: "/x", interface: "org.systole.Test.Signals", member: "Real")
             var iterator = stream.makeAsyncIterator()
             let first = try await iterator.next()
