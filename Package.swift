@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "HeartRateProfile", targets: ["HeartRateProfile"]),
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "BlueZ", targets: ["BlueZ"]),
+        .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
+        .executable(name: "systole-sim", targets: ["systole-sim"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -38,6 +40,13 @@ let package = Package(
         .target(
             name: "BlueZ",
             dependencies: ["CBluetooth", "DBus", "HeartRateProfile"]
+        ),
+
+        // MARK: A BlueZ simulator: plays bluetoothd's org.bluez API with simulated sensors, for tests and the demo.
+        .target(name: "BlueZSimulator", dependencies: ["DBus", "HeartRateProfile"]),
+        .executableTarget(
+            name: "systole-sim",
+            dependencies: ["BlueZSimulator", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
         // MARK: The `systole` command line: commands live in a library so tests drive them too.

@@ -72,14 +72,17 @@ public final class DBusObject: Sendable {
     }
 
     /// Sets (or, with nil, removes) property values and emits one `PropertiesChanged` with those that changed.
-    public func setProperties(_ interface: String, _ changes: [String: DBusValue?]) {
+    ///
+    /// - Parameter emitUnchanged: announce the values even when equal to the old ones, as BlueZ does for a
+    ///   characteristic's `Value` on every notification.
+    public func setProperties(_ interface: String, _ changes: [String: DBusValue?], emitUnchanged: Bool = false) {
         let emission = state.withLock { state -> (DBusConnection, [String: DBusValue], [String])? in
             guard var exported = state.interfaces[interface] else { return nil }
             var changed: [String: DBusValue] = [:]
             var invalidated: [String] = []
             for (name, value) in changes {
                 let old = exported.values[name]
-                guard old != value else { continue }
+                guard emitUnchanged || old != value else { continue }
                 exported.values[name] = value
                 if let value { changed[name] = value } else { invalidated.append(name) }
             }

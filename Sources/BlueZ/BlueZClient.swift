@@ -1,0 +1,278 @@
+import DBus
+import Foundation
+import Synchronization
+
+/// A client of bluetoothd: a cache of its objects kept current from the object-manager signals.
+///
+/// The match rules are added before `GetManagedObjects` is called, so no change in between is lost, and the cache
+/// is rebuilt whenever the owner of `org.bluez` changes (bluetoothd restarted). Typed views (``Adapter``,
+/// ``Device``, ``GattCharacteristic``) are value identities (a path) that read the cache when asked.
+public final class BlueZClient: Sendable {
+    /// The bus connection every call goes through.
+    public let connection: DBusConnection
+
+    typealias Objects = [String: [String: [String: DBusValue]]]
+    private struct State {
+        var objects: Objects = [:]
+        var serviceRunning = false
+        var sinks: [UInt64: Sink] = [:]
+        var nextSinkID: UInt64 = 0
+        var tasks: [Task<Void, Never>] = []
+    }
+    private struct Sink {
+        var pathPrefix: String?
+        var handler: @Sendable (BlueZEvent) -> Void
+    }
+    private let state = Mutex(State())
+
+    private init(connection: DBusConnection) {
+        self.connection = connection
+    }
+
+    /// Starts watching bluetoothd on `connection` and loads its objects. Succeeds even when bluetoothd is not
+    /// running (``isServiceRunning`` is false and the cache fills when it starts).
+    public static func connect(_ connection: DBusConnection) async throws(BlueZError) -> BlueZClient {
+        let client = BlueZClient(connection: connection)
+        do {
+            let owners = try await connection.signals(
+                matching: DBusMatchRule(
+                    sender: "org.freedesktop.DBus",
+                    path: "/org/freedesktop/DBus",
+                    interface: "org.freedesktop.DBus",
+                    member: "NameOwnerChanged",
+                    arg0: BlueZ.service
+                )
+            )
+            let signals = try await connection.signals(matching: DBusMatchRule(sender: BlueZ.service))
+            try await client.reload()
+            let signalTask = Task { [weak client] in
+                do {
+                    for try await signal in signals { client?.apply(signal) }
+                } catch {}
+            }
+            let ownerTask = Task { [weak client] in
+                do {
+                    for try await signal in owners {
+                        let newOwner = signal.arguments.count > 2 ? signal.arguments[2].string ?? "" : ""
+                        await client?.ownerChanged(running: !newOwner.isEmpty)
+                    }
+                } catch {}
+            }
+            client.state.withLock { $0.tasks = [signalTask, ownerTask] }
+        } catch {
+            throw BlueZError(error)
+        }
+        return client
+    }
+
+    /// Stops watching (the connection stays open; close it separately).
+    public func close() {
+        let (tasks, sinks) = state.withLock { state in
+            defer {
+                state.tasks = []
+                state.sinks = [:]
+            }
+            return (state.tasks, state.sinks)
+        }
+        tasks.forEach { $0.cancel() }
+        _ = sinks
+    }
+
+    deinit { state.withLock { $0.tasks.forEach { $0.cancel() } } }
+
+    /// Whether bluetoothd currently owns `org.bluez`.
+    public var isServiceRunning: Bool { state.withLock { $0.serviceRunning } }
+
+    // MARK: Cache
+
+    /// Replaces the cache with bluetoothd's current objects (empty when it is not running).
+    private func reload() async throws(DBusError) {
+        var objects: Objects = [:]
+        var running = true
+        do {
+            let reply = try await connection.call(
+                destination: BlueZ.service,
+                path: "/",
+                interface: BlueZ.Interface.objectManager,
+                method: "GetManagedObjects"
+            )
+            for entry in reply.first?.dictionaryEntries ?? [] {
+                guard let path = entry.key.string else { continue }
+                objects[path] = Self.interfaces(entry.value)
+            }
+        } catch  where error.is(.serviceUnknown) || error.is(.nameHasNoOwner) {
+            running = false
+        }
+        state.withLock { state in
+            state.objects = objects
+            state.serviceRunning = running
+        }
+    }
+
+    private func ownerChanged(running: Bool) async {
+        if running {
+            // A new bluetoothd: nothing of the old one survives; load what the new one has.
+            try? await reload()
+            dispatch(.serviceStarted, path: nil)
+        } else {
+            state.withLock { state in
+                state.objects = [:]
+                state.serviceRunning = false
+            }
+            dispatch(.serviceStopped, path: nil)
+        }
+    }
+
+    /// `a{sa{sv}}` → interface → property map.
+    private static func interfaces(_ value: DBusValue) -> [String: [String: DBusValue]] {
+        var result: [String: [String: DBusValue]] = [:]
+        for entry in value.dictionaryEntries ?? [] {
+            guard let name = entry.key.string else { continue }
+            result[name] = entry.value.propertyMap ?? [:]
+        }
+        return result
+    }
+
+    private func apply(_ signal: DBusSignal) {
+        switch (signal.interface, signal.member) {
+        case (BlueZ.Interface.objectManager, "InterfacesAdded"):
+            guard signal.arguments.count == 2, let path = signal.arguments[0].string else { return }
+            let added = Self.interfaces(signal.arguments[1])
+            state.withLock { state in
+                state.objects[path, default: [:]].merge(added) { _, new in new }
+            }
+            dispatch(.interfacesAdded(path: path, interfaces: added), path: path)
+        case (BlueZ.Interface.objectManager, "InterfacesRemoved"):
+            guard signal.arguments.count == 2, let path = signal.arguments[0].string,
+                let names = signal.arguments[1].strings
+            else { return }
+            state.withLock { state in
+                for name in names { state.objects[path]?.removeValue(forKey: name) }
+                if state.objects[path]?.isEmpty == true { state.objects.removeValue(forKey: path) }
+            }
+            dispatch(.interfacesRemoved(path: path, interfaces: names), path: path)
+        case (BlueZ.Interface.properties, "PropertiesChanged"):
+            guard signal.arguments.count == 3, let interface = signal.arguments[0].string,
+                let changed = signal.arguments[1].propertyMap
+            else { return }
+            let invalidated = signal.arguments[2].strings ?? []
+            let change = PropertiesChange(
+                path: signal.path,
+                interface: interface,
+                changed: changed,
+                invalidated: invalidated,
+                receivedAt: .now,
+                receivedDate: Date()
+            )
+            state.withLock { state in
+                guard state.objects[signal.path]?[interface] != nil else { return }
+                state.objects[signal.path]![interface]!.merge(changed) { _, new in new }
+                for name in invalidated { state.objects[signal.path]![interface]!.removeValue(forKey: name) }
+            }
+            dispatch(.propertiesChanged(change), path: signal.path)
+        default:
+            return
+        }
+    }
+
+    private func dispatch(_ event: BlueZEvent, path: String?) {
+        let handlers = state.withLock { state in
+            state.sinks.values.compactMap { sink -> (@Sendable (BlueZEvent) -> Void)? in
+                guard let prefix = sink.pathPrefix, let path else { return sink.handler }
+                return path == prefix || path.hasPrefix(prefix + "/") ? sink.handler : nil
+            }
+        }
+        for handler in handlers { handler(event) }
+    }
+
+    /// Calls `handler` for every event at `pathPrefix` or below it (all events when nil), plus the service
+    /// started/stopped events, until the returned token is passed to ``removeSink(_:)``. The handler runs on the
+    /// client's signal task: keep it short.
+    func addSink(pathPrefix: String?, _ handler: @escaping @Sendable (BlueZEvent) -> Void) -> UInt64 {
+        state.withLock { state in
+            state.nextSinkID += 1
+            state.sinks[state.nextSinkID] = Sink(pathPrefix: pathPrefix, handler: handler)
+            return state.nextSinkID
+        }
+    }
+
+    func removeSink(_ id: UInt64) {
+        _ = state.withLock { $0.sinks.removeValue(forKey: id) }
+    }
+
+    /// Events at `pathPrefix` or below (every event when nil), plus service started/stopped. The stream ends
+    /// when the consumer stops iterating.
+    public func events(under pathPrefix: String? = nil) -> AsyncStream<BlueZEvent> {
+        let (stream, continuation) = AsyncStream<BlueZEvent>.makeStream()
+        let id = addSink(pathPrefix: pathPrefix) { continuation.yield($0) }
+        continuation.onTermination = { [weak self] _ in self?.removeSink(id) }
+        return stream
+    }
+
+    // MARK: Reading the cache
+
+    /// The properties of `interface` on the object at `path`, or nil when the object lacks it.
+    public func properties(of path: String, _ interface: String) -> [String: DBusValue]? {
+        state.withLock { $0.objects[path]?[interface] }
+    }
+
+    /// One property value from the cache.
+    public func property(_ path: String, _ interface: String, _ name: String) -> DBusValue? {
+        state.withLock { $0.objects[path]?[interface]?[name] }
+    }
+
+    /// The paths of every object implementing `interface`, sorted, optionally only below `parent`.
+    public func paths(implementing interface: String, under parent: String? = nil) -> [String] {
+        state.withLock { state in
+            state.objects.compactMap { path, interfaces -> String? in
+                guard interfaces[interface] != nil else { return nil }
+                if let parent, !path.hasPrefix(parent + "/") { return nil }
+                return path
+            }
+        }.sorted()
+    }
+
+    // MARK: Typed views
+
+    /// Every adapter, in path order (`hci0`, `hci1`, …).
+    public var adapters: [Adapter] {
+        paths(implementing: BlueZ.Interface.adapter).map { Adapter(client: self, path: $0) }
+    }
+
+    /// The adapter named `name` (`hci1`), or the first powered adapter when nil.
+    ///
+    /// Errors say what to do: bluetoothd not running, no adapter at all, no such adapter, or none powered.
+    public func adapter(named name: String?) throws(BlueZError) -> Adapter {
+        guard isServiceRunning else {
+            throw BlueZError(
+                .serviceUnknown,
+                "bluetoothd is not running (nobody owns org.bluez on the bus): start it with "
+                    + "'systemctl start bluetooth'"
+            )
+        }
+        let all = adapters
+        guard !all.isEmpty else {
+            throw BlueZError(.doesNotExist, "no Bluetooth adapter found: plug one in or check 'rfkill list'")
+        }
+        if let name {
+            guard let adapter = all.first(where: { $0.name == name }) else {
+                let names = all.map(\.name).joined(separator: ", ")
+                throw BlueZError(.doesNotExist, "no adapter named \(name) (found: \(names))")
+            }
+            return adapter
+        }
+        guard let powered = all.first(where: { $0.isPowered }) else {
+            throw BlueZError(
+                .notReady,
+                "no powered adapter (\(all.map(\.name).joined(separator: ", ")) off): turn one on with "
+                    + "'bluetoothctl power on' or pass --adapter"
+            )
+        }
+        return powered
+    }
+
+    /// Every known device, in path order.
+    public var devices: [Device] {
+        paths(implementing: BlueZ.Interface.device).map { Device(client: self, path: $0) }
+    }
+}

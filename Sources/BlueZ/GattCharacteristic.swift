@@ -1,0 +1,133 @@
+import DBus
+import Foundation
+import HeartRateProfile
+
+/// A GATT characteristic of a connected device (`org.bluez.GattCharacteristic1`).
+public struct GattCharacteristic: Sendable, Hashable {
+    public let client: BlueZClient
+    /// The object path, `…/dev_…/service000c/char000d`.
+    public let path: String
+
+    public init(client: BlueZClient, path: String) {
+        self.client = client
+        self.path = path
+    }
+
+    public static func == (lhs: GattCharacteristic, rhs: GattCharacteristic) -> Bool {
+        lhs.path == rhs.path && lhs.client === rhs.client
+    }
+    public func hash(into hasher: inout Hasher) { hasher.combine(path) }
+
+    private func value(_ name: String) -> DBusValue? {
+        client.property(path, BlueZ.Interface.gattCharacteristic, name)
+    }
+
+    public var uuid: BluetoothUUID? { value("UUID")?.string.flatMap(BluetoothUUID.init) }
+    /// `read`, `write`, `notify`, … as BlueZ lists them.
+    public var flags: [String] { value("Flags")?.strings ?? [] }
+    public var isNotifying: Bool { value("Notifying")?.bool ?? false }
+    /// The last value read or notified, as cached by bluetoothd.
+    public var cachedValue: [UInt8]? { value("Value")?.bytes }
+
+    /// Reads the value from the device.
+    public func readValue() async throws(BlueZError) -> [UInt8] {
+        let reply = try await client.connection.callBlueZ(
+            path,
+            BlueZ.Interface.gattCharacteristic,
+            "ReadValue",
+            [.propertyMap([:])]
+        )
+        guard let bytes = reply.first?.bytes else {
+            throw BlueZError(.failed, "ReadValue on \(path) returned \(reply), not bytes")
+        }
+        return bytes
+    }
+
+    /// How a write is sent.
+    public enum WriteType: String, Sendable {
+        /// Acknowledged by the device (ATT Write Request); errors such as "ATT error: 0x80" come back.
+        case request
+        /// Unacknowledged (ATT Write Command).
+        case command
+    }
+
+    /// Writes `bytes` to the device.
+    public func writeValue(_ bytes: [UInt8], type: WriteType = .request) async throws(BlueZError) {
+        _ = try await client.connection.callBlueZ(
+            path,
+            BlueZ.Interface.gattCharacteristic,
+            "WriteValue",
+            [.bytes(bytes), .propertyMap(["type": .string(type.rawValue)])]
+        )
+    }
+
+    /// Starts a notify session (`StartNotify`) and returns its notifications.
+    ///
+    /// The listener is in place before `StartNotify` is sent, so the first notification is never lost. The
+    /// stream throws ``BlueZError`` with kind `notConnected` when the characteristic disappears (the device
+    /// disconnected, or bluetoothd stopped); the session is stopped (`StopNotify`) when the consumer stops
+    /// iterating.
+    public func notifications() async throws(BlueZError) -> GattNotificationStream {
+        let (stream, continuation) = AsyncThrowingStream<GattNotification, any Error>.makeStream()
+        let path = path
+        let sink = client.addSink(pathPrefix: path) { event in
+            switch event {
+            case .propertiesChanged(let change):
+                guard change.path == path, change.interface == BlueZ.Interface.gattCharacteristic,
+                    let bytes = change.changed["Value"]?.bytes
+                else { return }
+                continuation.yield(
+                    GattNotification(value: bytes, receivedAt: change.receivedAt, receivedDate: change.receivedDate)
+                )
+            case .interfacesRemoved(let removed, let interfaces):
+                if removed == path, interfaces.contains(BlueZ.Interface.gattCharacteristic) {
+                    continuation.finish(throwing: BlueZError(.notConnected, "\(path) went away (disconnected)"))
+                }
+            case .serviceStopped, .serviceStarted:
+                continuation.finish(throwing: BlueZError(.notConnected, "bluetoothd restarted; the session ended"))
+            case .interfacesAdded:
+                return
+            }
+        }
+        let client = client
+        do {
+            _ = try await client.connection.callBlueZ(path, BlueZ.Interface.gattCharacteristic, "StartNotify")
+        } catch {
+            client.removeSink(sink)
+            continuation.finish()
+            throw error
+        }
+        continuation.onTermination = { termination in
+            client.removeSink(sink)
+            // Only a consumer that stopped listening ends the session; a vanished characteristic has none left.
+            guard case .cancelled = termination else { return }
+            Task {
+                _ = try? await client.connection.callBlueZ(path, BlueZ.Interface.gattCharacteristic, "StopNotify")
+            }
+        }
+        return GattNotificationStream(base: stream)
+    }
+}
+
+/// One notification (or indication) of a characteristic value.
+public struct GattNotification: Sendable, Hashable {
+    public var value: [UInt8]
+    /// Monotonic receive time.
+    public var receivedAt: ContinuousClock.Instant
+    /// Wall-clock receive time.
+    public var receivedDate: Date
+}
+
+/// Notifications of one StartNotify session. Iterate from one task; stop iterating to end the session.
+public struct GattNotificationStream: AsyncSequence, Sendable {
+    public typealias Element = GattNotification
+    let base: AsyncThrowingStream<GattNotification, any Error>
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncThrowingStream<GattNotification, any Error>.AsyncIterator
+        /// The next notification; throws ``BlueZError`` when the session ended underneath (disconnect).
+        public mutating func next() async throws -> GattNotification? { try await base.next() }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator()) }
+}

@@ -1,0 +1,402 @@
+import Foundation
+import HeartRateProfile
+import Synchronization
+
+/// Keeps one heart-rate sensor connected through BlueZ and reports its decoded measurements.
+///
+/// ``run()`` connects (stopping discovery first), waits for services, subscribes to 0x2A37, reads Body Sensor
+/// Location and Battery Level, and yields readings with receive times and back-dated beats. When the link drops
+/// or bluetoothd restarts it reconnects with capped exponential backoff, waking early when bluetoothd itself
+/// reconnects the sensor (through the `GattProfile1` auto-connect registration). Every state change is an event.
+public final class HeartRateSensor: Sendable {
+    /// Tuning for connection handling.
+    public struct Options: Sendable {
+        /// The adapter to use (`hci1`); nil: the first powered adapter.
+        public var adapter: String?
+        /// First reconnect delay; doubled after each failed attempt up to ``maximumReconnectDelay``.
+        public var initialReconnectDelay: Duration = .seconds(1)
+        public var maximumReconnectDelay: Duration = .seconds(30)
+        /// How long discovery may look for the sensor in one attempt.
+        public var discoveryTimeout: Duration = .seconds(10)
+        /// How long bluetoothd may take to resolve services after connecting.
+        public var servicesTimeout: Duration = .seconds(20)
+        /// A sensor silent for this many of its usual notification intervals is stale.
+        public var staleIntervals: Double = 3
+        /// Assumed interval before one has been measured.
+        public var assumedInterval: Duration = .seconds(2)
+        /// Pair when the sensor refuses notifications to an unpaired host (needs an agent, see ``PairingAgent``).
+        public var pairsWhenRequired = true
+        /// Register a `GattProfile1` for 0x180D so bluetoothd auto-connects the sensor when it advertises.
+        public var registersAutoConnectProfile = true
+
+        public init(adapter: String? = nil) {
+            self.adapter = adapter
+        }
+    }
+
+    /// Counts since ``run()`` started.
+    public struct Counters: Sendable, Hashable {
+        public var notifications = 0
+        public var malformed = 0
+        public var connections = 0
+        public var gaps = 0
+    }
+
+    public let client: BlueZClient
+    public let target: SensorTarget
+    public let options: Options
+    /// Everything the sensor reports. Iterate from one task; events are buffered (newest kept) when nobody reads.
+    public let events: AsyncStream<HeartRateSensorEvent>
+    private let continuation: AsyncStream<HeartRateSensorEvent>.Continuation
+    private let state = Mutex(SharedState())
+
+    private struct SharedState {
+        var counters = Counters()
+        var chosen: BluetoothAddress?
+        var lastReceived: ContinuousClock.Instant?
+        var timeline = BeatTimeline()
+        var isStale = false
+        var energyResetPending = false
+        var currentState: SensorConnectionState?
+    }
+
+    public init(client: BlueZClient, target: SensorTarget, options: Options = Options()) {
+        self.client = client
+        self.target = target
+        self.options = options
+        (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        if case .address(let address) = target { state.withLock { $0.chosen = address } }
+    }
+
+    public var counters: Counters { state.withLock { $0.counters } }
+    /// The sensor's address once known.
+    public var address: BluetoothAddress? { state.withLock { $0.chosen } }
+
+    private func report(_ state: SensorConnectionState) {
+        let changed = self.state.withLock { shared -> Bool in
+            guard shared.currentState != state else { return false }
+            shared.currentState = state
+            return true
+        }
+        if changed { continuation.yield(.state(state)) }
+    }
+
+    // MARK: Running
+
+    /// Keeps the sensor connected until the task is cancelled; then ends ``events``.
+    public func run() async {
+        defer { continuation.finish() }
+        var attempt = 0
+        var profileRegisteredOn: String?
+        while !Task.isCancelled {
+            do {
+                if options.registersAutoConnectProfile, client.isServiceRunning {
+                    let adapter = try client.adapter(named: options.adapter)
+                    if profileRegisteredOn != adapter.path {
+                        let application = GattProfileApplication(root: "/org/systole/gatt/sensor\(Self.nextID())")
+                        try? await application.register(on: adapter)
+                        profileRegisteredOn = adapter.path
+                    }
+                }
+                let streamed = try await session()
+                if streamed { attempt = 0 }
+                report(.disconnected(reason: "the sensor disconnected"))
+            } catch is CancellationError {
+                break
+            } catch {
+                report(.disconnected(reason: "\(error)"))
+            }
+            if Task.isCancelled { break }
+            if !client.isServiceRunning { profileRegisteredOn = nil }
+            attempt += 1
+            let delay = min(options.maximumReconnectDelay, options.initialReconnectDelay * (1 << min(attempt - 1, 16)))
+            report(.waitingToReconnect(attempt: attempt, delay: delay))
+            await waitBeforeReconnecting(delay)
+        }
+    }
+
+    private static let ids = Atomic<Int>(0)
+    private static func nextID() -> Int { ids.add(1, ordering: .relaxed).newValue }
+
+    /// Sleeps `delay`, but returns at once when bluetoothd (re)appears or the sensor connects on its own.
+    private func waitBeforeReconnecting(_ delay: Duration) async {
+        let events = client.events()
+        let client = client
+        let chosen = address
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(for: delay) }
+            group.addTask {
+                for await event in events {
+                    switch event {
+                    case .serviceStarted: return
+                    case .propertiesChanged(let change)
+                    where change.interface == BlueZ.Interface.device && change.changed["Connected"]?.bool == true:
+                        if let chosen, Device(client: client, path: change.path).address == chosen { return }
+                    default: continue
+                    }
+                }
+            }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// One connection, from finding the sensor to losing it. Returns whether it got as far as streaming.
+    private func session() async throws -> Bool {
+        let adapter = try client.adapter(named: options.adapter)
+        let device = try await findDevice(on: adapter)
+        guard let address = device.address else { throw BlueZError(.doesNotExist, "the device vanished") }
+        state.withLock { $0.chosen = address }
+        continuation.yield(.identified(address: address, name: device.alias, manufacturer: device.manufacturerName))
+        if adapter.isDiscovering {
+            // Connecting while discovering is unreliable on some controllers; our own session may be running.
+            try? await adapter.stopDiscovery()
+        }
+        // Listen before connecting so ServicesResolved is not missed.
+        let deviceEvents = client.events(under: device.path)
+        if !device.isConnected {
+            report(.connecting(address))
+            try await device.connect()
+        }
+        report(.resolvingServices)
+        try await waitForServices(device, deviceEvents)
+        guard let measurement = device.characteristic(.heartRateMeasurement, in: .heartRateService) else {
+            throw BlueZError(.notSupported, "\(address) has no Heart Rate Measurement characteristic (0x2A37)")
+        }
+        let notifications = try await subscribe(measurement, device)
+        state.withLock { $0.counters.connections += 1 }
+        await readStaticValues(device)
+        report(.streaming)
+        try await stream(notifications, device: device, address: address, deviceEvents: deviceEvents)
+        return true
+    }
+
+    /// The device to connect: known to bluetoothd already, or found by discovery filtered to 0x180D.
+    private func findDevice(on adapter: Adapter) async throws -> Device {
+        if let device = knownDevice(on: adapter) { return device }
+        report(.searching)
+        let appeared = client.events(under: adapter.path)
+        try await adapter.setDiscoveryFilter(uuids: [.heartRateService], transport: .le)
+        do {
+            try await adapter.startDiscovery()
+        } catch {
+            // InProgress: our own session is still running (e.g. after a cancelled attempt).
+            guard error.kind == .inProgress else { throw error }
+        }
+        let found = await firstMatchingDevice(on: adapter, appeared)
+        try? await adapter.stopDiscovery()
+        guard let found else {
+            throw BlueZError(.doesNotExist, "no sensor matching \(target) found within \(options.discoveryTimeout)")
+        }
+        return found
+    }
+
+    /// Waits up to the discovery timeout for the target to show up.
+    private func firstMatchingDevice(on adapter: Adapter, _ events: AsyncStream<BlueZEvent>) async -> Device? {
+        let timeout = options.discoveryTimeout
+        return await withTaskGroup(of: Device?.self) { group in
+            group.addTask {
+                if let device = self.knownDevice(on: adapter) { return device }
+                for await _ in events {
+                    if let device = self.knownDevice(on: adapter) { return device }
+                }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let found = await group.next() ?? nil
+            group.cancelAll()
+            return found
+        }
+    }
+
+    /// The target among the devices bluetoothd knows. Filters are merged between clients, so the UUID is checked.
+    private func knownDevice(on adapter: Adapter) -> Device? {
+        let devices = adapter.devices
+        if let chosen = address { return devices.first { $0.address == chosen } }
+        let candidates = devices.filter(\.isHeartRateSensor)
+        return candidates.first(where: \.isConnected) ?? candidates.first(where: \.isPaired)
+            ?? candidates.first(where: { $0.rssi != nil })
+    }
+
+    private func waitForServices(_ device: Device, _ events: AsyncStream<BlueZEvent>) async throws {
+        if device.servicesResolved { return }
+        let timeout = options.servicesTimeout
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await event in events {
+                    switch event {
+                    case .propertiesChanged(let change) where change.path == device.path:
+                        if change.changed["ServicesResolved"]?.bool == true { return }
+                        if change.changed["Connected"]?.bool == false {
+                            throw BlueZError(
+                                .connectionAttemptFailed,
+                                "the sensor disconnected before its services resolved"
+                            )
+                        }
+                    case .serviceStopped, .serviceStarted:
+                        throw BlueZError(.disconnected, "bluetoothd restarted")
+                    default:
+                        if device.servicesResolved { return }
+                    }
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw BlueZError(.timeout, "services were not resolved within \(timeout)")
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// StartNotify on 0x2A37; pairs first when the sensor refuses an unpaired host.
+    private func subscribe(_ measurement: GattCharacteristic, _ device: Device) async throws -> GattNotificationStream {
+        let refusal: BlueZError
+        do {
+            return try await measurement.notifications()
+        } catch {
+            refusal = error
+        }
+        let needsPairing = [BlueZError.Kind.notPermitted, .notAuthorized, .authenticationFailed].contains(refusal.kind)
+        guard options.pairsWhenRequired, needsPairing, !device.isPaired else { throw refusal }
+        report(.pairing)
+        try await device.pair()
+        return try await measurement.notifications()
+    }
+
+    private func readStaticValues(_ device: Device) async {
+        if let location = device.characteristic(.bodySensorLocation, in: .heartRateService),
+            let bytes = try? await location.readValue(), let value = try? BodySensorLocation(decoding: bytes)
+        {
+            continuation.yield(.bodySensorLocation(value))
+        }
+        if let battery = device.characteristic(.batteryLevel, in: .batteryService),
+            let bytes = try? await battery.readValue(), let value = try? BatteryLevel(decoding: bytes)
+        {
+            continuation.yield(.batteryLevel(value))
+        }
+    }
+
+    /// Handles notifications until the link drops, watching for silence meanwhile.
+    private func stream(
+        _ notifications: GattNotificationStream,
+        device: Device,
+        address: BluetoothAddress,
+        deviceEvents: AsyncStream<BlueZEvent>
+    ) async throws {
+        state.withLock { shared in
+            shared.timeline.reset()
+            shared.lastReceived = .now
+            shared.isStale = false
+        }
+        let controlPoint = device.characteristic(.heartRateControlPoint, in: .heartRateService)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for try await notification in notifications {
+                    await self.handle(notification, address: address, controlPoint: controlPoint)
+                }
+            }
+            group.addTask {
+                // A bonded device keeps its GATT objects when the link drops, so watch Connected as well.
+                for await event in deviceEvents {
+                    switch event {
+                    case .propertiesChanged(let change)
+                    where change.path == device.path && change.changed["Connected"]?.bool == false:
+                        return
+                    case .serviceStopped, .serviceStarted:
+                        return
+                    default:
+                        continue
+                    }
+                }
+            }
+            group.addTask { try await self.watchForSilence() }
+            defer { group.cancelAll() }
+            do {
+                try await group.next()
+            } catch let error as BlueZError where error.kind == .notConnected {
+                // The characteristic went away with the connection: a disconnect, not a failure.
+            }
+        }
+    }
+
+    private func handle(
+        _ notification: GattNotification,
+        address: BluetoothAddress,
+        controlPoint: GattCharacteristic?
+    ) async {
+        let measurement: HeartRateMeasurement
+        do {
+            measurement = try HeartRateMeasurement(decoding: notification.value)
+        } catch {
+            state.withLock {
+                $0.counters.malformed += 1
+                $0.lastReceived = notification.receivedAt
+            }
+            continuation.yield(.malformed(payload: notification.value, error: error))
+            return
+        }
+        let (placement, wasStale, resetEnergy) = state.withLock { shared in
+            shared.counters.notifications += 1
+            shared.lastReceived = notification.receivedAt
+            let placement = shared.timeline.place(measurement.rrIntervals, receivedAt: notification.receivedAt)
+            if !placement.isContinuous, !placement.beatTimes.isEmpty, shared.counters.notifications > 1 {
+                shared.counters.gaps += 1
+            }
+            let wasStale = shared.isStale
+            shared.isStale = false
+            var resetEnergy = false
+            if measurement.isEnergyExpendedSaturated {
+                resetEnergy = !shared.energyResetPending
+                shared.energyResetPending = true
+            } else if measurement.energyExpended != nil {
+                shared.energyResetPending = false
+            }
+            return (placement, wasStale, resetEnergy)
+        }
+        if wasStale { report(.streaming) }
+        let beats = zip(measurement.rrIntervals, placement.beatTimes).map { interval, time in
+            let offset = notification.receivedAt - time
+            let seconds = Double(offset.components.seconds) + Double(offset.components.attoseconds) / 1e18
+            return Beat(interval: interval, time: time, date: notification.receivedDate.addingTimeInterval(-seconds))
+        }
+        continuation.yield(
+            .reading(
+                HeartRateReading(
+                    sensor: address,
+                    measurement: measurement,
+                    receivedAt: notification.receivedAt,
+                    receivedDate: notification.receivedDate,
+                    beats: beats,
+                    isContinuous: placement.isContinuous
+                )
+            )
+        )
+        if resetEnergy, let controlPoint {
+            do {
+                try await controlPoint.writeValue([HeartRateControlPoint.resetEnergyExpended.rawValue])
+                continuation.yield(.energyExpendedReset)
+            } catch {
+                state.withLock { $0.energyResetPending = false }
+            }
+        }
+    }
+
+    /// Reports the sensor stale when it stays silent for ``Options/staleIntervals`` usual intervals.
+    private func watchForSilence() async throws {
+        while true {
+            let (deadline, stale) = state.withLock { shared in
+                let interval = shared.timeline.usualInterval ?? options.assumedInterval
+                return ((shared.lastReceived ?? .now) + interval * options.staleIntervals, shared.isStale)
+            }
+            if !stale, deadline <= .now {
+                state.withLock { $0.isStale = true }
+                report(.stale)
+            }
+            try await Task.sleep(until: stale || deadline <= .now ? .now + .milliseconds(250) : deadline)
+        }
+    }
+}

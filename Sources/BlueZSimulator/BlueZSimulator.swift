@@ -1,0 +1,271 @@
+import DBus
+import Foundation
+
+/// Plays bluetoothd's `org.bluez` API on a bus, with simulated heart-rate sensors in the air.
+///
+/// It exports what BlueZ documents: the object manager on `/`, `AgentManager1` on `/org/bluez`, `Adapter1` and
+/// `GattManager1` on `/org/bluez/hciN`, devices appearing during discovery, GATT objects after `Connect`,
+/// notifications as `PropertiesChanged` of `Value`, and `org.bluez.Error.*` replies where BlueZ gives them.
+public actor BlueZSimulator {
+    public let scenario: Scenario
+    let bus: DBusBus
+    var connection: DBusConnection?
+    let start = ContinuousClock.now
+    let emitLog: EmitLog?
+    /// Every emitted notification, when asked for (tests).
+    private(set) var emitted: [EmittedNotification] = []
+    let recordsEmissions: Bool
+
+    var sensors: [SimulatedSensor] = []
+    var adapters: [SimulatedAdapter] = []
+    /// Devices by object path.
+    var devices: [String: SimulatedDevice] = [:]
+    /// Agents by the unique name of the client that registered them.
+    var agents: [String: (path: String, capability: String)] = [:]
+    var defaultAgent: String?
+    /// Registered GATT applications: (client, root) → profile UUIDs.
+    var applications: [ApplicationKey: [String]] = [:]
+    var tasks: [Task<Void, Never>] = []
+    var restartsDone = 0
+    /// Whether `org.bluez` is currently on the bus (false during a simulated restart).
+    public private(set) var isRunning = false
+
+    struct ApplicationKey: Hashable {
+        var owner: String
+        var root: String
+    }
+
+    /// - Parameters:
+    ///   - emitLogPath: where to write the JSON-lines emit log (nil: none).
+    ///   - recordEmissions: keep every emitted notification in memory for ``emittedNotifications()``.
+    public init(
+        scenario: Scenario,
+        bus: DBusBus,
+        emitLogPath: String? = nil,
+        recordEmissions: Bool = false
+    ) throws {
+        try scenario.validate()
+        self.scenario = scenario
+        self.bus = bus
+        self.emitLog = try emitLogPath.map(EmitLog.init(path:))
+        self.recordsEmissions = recordEmissions
+        var sensors: [SimulatedSensor] = []
+        var random = SeededRandom(seed: scenario.seed)
+        for spec in scenario.sensors {
+            for _ in 0..<spec.count {
+                sensors.append(SimulatedSensor(spec: spec, index: sensors.count, random: &random))
+            }
+        }
+        self.sensors = sensors
+    }
+
+    /// Seconds since the simulator was created.
+    var now: Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    /// The simulated sensors' addresses, in scenario order.
+    public var sensorAddresses: [String] { sensors.map(\.address) }
+
+    /// Every notification emitted so far (only with `recordEmissions`).
+    public func emittedNotifications() -> [EmittedNotification] { emitted }
+
+    // MARK: Life cycle
+
+    /// Connects to the bus, takes `org.bluez` and starts the sensors' clocks.
+    public func start() async throws {
+        try await comeUp()
+        for index in sensors.indices {
+            let task = Task { [weak self] () -> Void in await self?.runSensor(index) }
+            tasks.append(task)
+        }
+        tasks.append(Task { [weak self] () -> Void in await self?.runAir() })
+    }
+
+    /// Leaves the bus and stops every clock.
+    public func stop() {
+        tasks.forEach { $0.cancel() }
+        tasks = []
+        goDown()
+    }
+
+    /// Simulates bluetoothd restarting: the name and every object go away, and come back after `downtime`
+    /// with a new unique name (only paired devices survive, disconnected).
+    public func restartBluetoothd(downtime: Duration = .milliseconds(500)) async throws {
+        goDown()
+        try await Task.sleep(for: downtime)
+        try await comeUp()
+    }
+
+    /// Takes the name on a fresh connection and exports adapters and known devices.
+    func comeUp() async throws {
+        let connection = try await DBusConnection.connect(to: bus)
+        self.connection = connection
+        connection.addObjectManager(at: "/")
+        connection.export(makeRootObject())
+        adapters = scenario.adapters.indices.map { makeAdapter($0) }
+        for adapter in adapters { connection.export(adapter.object) }
+        // Devices paired earlier are loaded from storage at start, as bluetoothd does.
+        for sensor in sensors where sensor.pairedAtStart || sensor.bonded {
+            for adapter in adapters { addDevice(sensor: sensor.index, adapter: adapter.index, paired: true) }
+        }
+        try await watchClients(on: connection)
+        let reply = try await connection.requestName("org.bluez", flags: [.doNotQueue])
+        guard reply == .primaryOwner else {
+            connection.close()
+            self.connection = nil
+            throw DBusError(
+                .failed,
+                "org.bluez is already owned on this bus (is bluetoothd or another simulator running?)"
+            )
+        }
+        isRunning = true
+    }
+
+    /// Drops the connection: to clients this looks exactly like bluetoothd exiting.
+    func goDown() {
+        connection?.close()
+        connection = nil
+        isRunning = false
+        devices = [:]
+        adapters = []
+        agents = [:]
+        defaultAgent = nil
+        applications = [:]
+        for index in sensors.indices { sensors[index].connectedVia = nil }
+    }
+
+    /// Ends what a client owned when it leaves the bus: notify sessions, discovery, agent, applications.
+    private func watchClients(on connection: DBusConnection) async throws {
+        let departures = try await connection.signals(
+            matching: DBusMatchRule(
+                sender: "org.freedesktop.DBus",
+                interface: "org.freedesktop.DBus",
+                member: "NameOwnerChanged"
+            )
+        )
+        let task = Task { [weak self] in
+            do {
+                for try await signal in departures {
+                    guard signal.arguments.count == 3, let name = signal.arguments[0].string, name.hasPrefix(":"),
+                        signal.arguments[2].string == ""
+                    else { continue }
+                    await self?.clientLeft(name)
+                }
+            } catch {}
+        }
+        tasks.append(task)
+    }
+
+    func clientLeft(_ name: String) {
+        agents.removeValue(forKey: name)
+        if defaultAgent == name { defaultAgent = nil }
+        applications = applications.filter { $0.key.owner != name }
+        for adapter in adapters { stopDiscovery(adapter: adapter.index, client: name) }
+        for path in devices.keys { devices[path]?.dropSessions(of: name) }
+    }
+
+    // MARK: Clocks
+
+    /// Emits the sensor's notifications at its rate, from the first second on.
+    private func runSensor(_ index: Int) async {
+        let rate = sensors[index].rate
+        var count = 0
+        while !Task.isCancelled {
+            count += 1
+            let due = start + .seconds(Double(count) / rate)
+            try? await Task.sleep(until: due, tolerance: .milliseconds(2), clock: .continuous)
+            if Task.isCancelled { return }
+            tick(index, at: Double(count) / rate)
+        }
+    }
+
+    private func tick(_ index: Int, at time: Double) {
+        let notification = sensors[index].behaviour.notification(at: time)
+        guard !notification.dropped, let path = sensors[index].connectedVia, let device = devices[path],
+            let gatt = device.gatt, !device.heartRateSessions.isEmpty
+        else { return }
+        gatt.measurement.setProperties(
+            "org.bluez.GattCharacteristic1",
+            ["Value": .bytes(notification.payload)],
+            emitUnchanged: true
+        )
+        let entry = EmittedNotification(
+            date: Date(),
+            sensor: sensors[index].address,
+            payload: notification.payload,
+            malformed: notification.malformed
+        )
+        emitLog?.record(entry)
+        if recordsEmissions { emitted.append(entry) }
+    }
+
+    /// Radio conditions, discovery results and restarts, checked four times a second.
+    private func runAir() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(250))
+            if Task.isCancelled { return }
+            await airTick()
+        }
+    }
+
+    private func airTick() async {
+        let time = now
+        if restartsDone < scenario.restarts.count, time >= scenario.restarts[restartsDone].at {
+            let window = scenario.restarts[restartsDone]
+            restartsDone += 1
+            try? await restartBluetoothd(downtime: .seconds(window.for))
+            return
+        }
+        guard isRunning else { return }
+        for index in sensors.indices {
+            let inRange = !sensors[index].behaviour.isOutOfRange(at: time)
+            if sensors[index].inRange != inRange {
+                sensors[index].inRange = inRange
+                if !inRange, let path = sensors[index].connectedVia { linkLost(path) }
+                if inRange { autoConnect(sensor: index) }
+            }
+        }
+        for adapter in adapters where adapter.isDiscovering { discoveryTick(adapter: adapter.index, time: time) }
+        removeStaleTemporaryDevices(time: time)
+    }
+}
+
+/// A sensor in the air (independent of bluetoothd's view of it).
+struct SimulatedSensor: Sendable {
+    let index: Int
+    let spec: Scenario.SensorSpec
+    let address: String
+    let name: String
+    let rate: Double
+    let requiresPairing: Bool
+    let pairedAtStart: Bool
+    var behaviour: SensorBehaviour
+    var inRange = true
+    /// Bonded with the host (survives bluetoothd restarts).
+    var bonded = false
+    /// The device path it is connected through, if any.
+    var connectedVia: String?
+    var battery: UInt8
+
+    init(spec: Scenario.SensorSpec, index: Int, random: inout SeededRandom) {
+        self.index = index
+        self.spec = spec
+        let serial = UInt32(truncatingIfNeeded: random.next())
+        let tail = [UInt8(serial >> 16 & 0xFF), UInt8(serial >> 8 & 0xFF), UInt8(serial & 0xFF)]
+        address =
+            spec.address?.uppercased()
+            ?? (spec.model.addressPrefix + tail).map { hex(UInt32($0), digits: 2) }.joined(separator: ":")
+        name = spec.name ?? spec.model.name(serial: serial)
+        rate = spec.rate ?? spec.model.defaultRate
+        requiresPairing = spec.requiresPairing ?? spec.model.requiresPairing
+        pairedAtStart = spec.paired
+        bonded = spec.paired
+        battery = UInt8(60 + random.next() % 41)
+        behaviour = SensorBehaviour(spec: spec, seed: random.next())
+    }
+
+    /// Advertised service UUIDs.
+    var advertisedUUIDs: [String] { ["0000180d-0000-1000-8000-00805f9b34fb"] }
+}

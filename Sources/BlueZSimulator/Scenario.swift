@@ -1,0 +1,309 @@
+import Foundation
+
+/// What the simulator plays: adapters, sensors with their heart-rate profiles, and faults, all deterministic for
+/// a seed. Written as JSON (see docs/simulator.md); every field has a default, and unknown keys are refused.
+public struct Scenario: Codable, Sendable, Equatable {
+    /// Seeds every random choice (addresses, RR variability, drops).
+    public var seed: UInt64 = 1
+    public var adapters: [AdapterSpec] = [AdapterSpec()]
+    public var sensors: [SensorSpec] = [SensorSpec()]
+    /// bluetoothd restarts: the name `org.bluez` is dropped at `at` seconds and taken again `for` seconds later,
+    /// with every object gone and rebuilt (only paired devices come back on their own).
+    public var restarts: [Window] = []
+    /// How long a Connect() to a sensor out of range takes to fail, in seconds.
+    public var connectTimeout: Double = 2
+    /// Seconds after which an unpaired device that is neither connected nor seen by discovery is removed
+    /// (BlueZ's `TemporaryTimeout`).
+    public var temporaryTimeout: Double = 30
+
+    public init() {}
+
+    /// A time window in seconds since the simulator started.
+    public struct Window: Codable, Sendable, Equatable {
+        public var at: Double
+        public var `for`: Double
+        public init(at: Double, for duration: Double) {
+            self.at = at
+            self.for = duration
+        }
+    }
+
+    public struct AdapterSpec: Codable, Sendable, Equatable {
+        /// Bluetooth address; derived from the adapter's index when nil.
+        public var address: String?
+        public var powered = true
+        public var alias: String?
+        public init(address: String? = nil, powered: Bool = true) {
+            self.address = address
+            self.powered = powered
+        }
+    }
+
+    /// One sensor, or `count` alike.
+    public struct SensorSpec: Codable, Sendable, Equatable {
+        public var model: SensorModel = .polarH10
+        public var count = 1
+        /// Advertised name; the model's pattern when nil (only with count 1).
+        public var name: String?
+        /// Address; derived from the seed when nil (only with count 1).
+        public var address: String?
+        public var profile = ProfileSpec()
+        /// Notifications per second; the model's default when nil.
+        public var rate: Double?
+        /// Whether RR intervals are sent; the model's default when nil.
+        public var rr: Bool?
+        /// Whether energy expended is sent (every 10th notification); the model's default when nil.
+        public var energy: Bool?
+        /// Whether the contact status is sent; the model's default when nil.
+        public var contact: Bool?
+        /// Energy expended at start, kJ (set near 65535 to see saturation quickly).
+        public var energyStart: UInt16 = 0
+        /// Whether StartNotify is refused until the device is paired; the model's default when nil.
+        public var requiresPairing: Bool?
+        /// Known to bluetoothd (paired and bonded) from the start, as after an earlier pairing.
+        public var paired = false
+        public var faults: [FaultSpec] = []
+        public init(model: SensorModel = .polarH10, count: Int = 1) {
+            self.model = model
+            self.count = count
+        }
+    }
+
+    /// How heart rate evolves over time.
+    public struct ProfileSpec: Codable, Sendable, Equatable {
+        public enum Kind: String, Codable, Sendable { case steady, ramp, intervals }
+        public var kind: Kind = .steady
+        /// steady: the rate.
+        public var bpm: Double = 72
+        /// ramp: from → to over `duration` seconds, then stays.
+        public var from: Double = 70
+        public var to: Double = 170
+        public var duration: Double = 600
+        /// intervals: `work` seconds at `high`, `rest` seconds at `low`, repeated.
+        public var low: Double = 110
+        public var high: Double = 170
+        public var work: Double = 60
+        public var rest: Double = 60
+        public init(kind: Kind = .steady) { self.kind = kind }
+    }
+
+    /// Something going wrong with one sensor.
+    public struct FaultSpec: Codable, Sendable, Equatable {
+        public enum Kind: String, Codable, Sendable {
+            /// Out of range at `at` for `for` seconds: the link drops, Connect() fails until it is back.
+            case disconnect
+            /// Notifications lost in the air from `at` for `for` seconds (beats in them are lost too).
+            case drop
+            /// Every `every`-th notification from `at` on is malformed (a cut heart-rate field).
+            case malformed
+            /// Skin contact lost from `at` for `for` seconds: contact "not detected", no RR.
+            case contactLoss = "contact-loss"
+        }
+        public var kind: Kind
+        public var at: Double = 0
+        public var `for`: Double = 0
+        public var every: Int = 0
+        public init(_ kind: Kind, at: Double, for duration: Double = 0, every: Int = 0) {
+            self.kind = kind
+            self.at = at
+            self.for = duration
+            self.every = every
+        }
+    }
+}
+
+// MARK: - Decoding with defaults, refusing unknown keys
+
+struct AnyKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+/// Reads a keyed object whose fields all have defaults, refusing keys it does not know.
+struct DefaultingReader {
+    let container: KeyedDecodingContainer<AnyKey>
+
+    init(_ decoder: any Decoder, allowed: [String]) throws {
+        container = try decoder.container(keyedBy: AnyKey.self)
+        for key in container.allKeys where !allowed.contains(key.stringValue) {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(
+                    codingPath: container.codingPath + [key],
+                    debugDescription: "unknown key '\(key.stringValue)' (known: \(allowed.joined(separator: ", ")))"
+                )
+            )
+        }
+    }
+
+    func read<T: Decodable>(_ key: String, into value: inout T) throws {
+        if let decoded = try container.decodeIfPresent(T.self, forKey: AnyKey(stringValue: key)) { value = decoded }
+    }
+
+    func read<T: Decodable>(_ key: String, into value: inout T?) throws {
+        if let decoded = try container.decodeIfPresent(T.self, forKey: AnyKey(stringValue: key)) { value = decoded }
+    }
+}
+
+extension Scenario {
+    public init(from decoder: any Decoder) throws {
+        let r = try DefaultingReader(
+            decoder,
+            allowed: ["seed", "adapters", "sensors", "restarts", "connectTimeout", "temporaryTimeout"]
+        )
+        try r.read("seed", into: &seed)
+        try r.read("adapters", into: &adapters)
+        try r.read("sensors", into: &sensors)
+        try r.read("restarts", into: &restarts)
+        try r.read("connectTimeout", into: &connectTimeout)
+        try r.read("temporaryTimeout", into: &temporaryTimeout)
+    }
+}
+
+extension Scenario.Window {
+    public init(from decoder: any Decoder) throws {
+        let r = try DefaultingReader(decoder, allowed: ["at", "for"])
+        at = 0
+        self.for = 0
+        try r.read("at", into: &at)
+        try r.read("for", into: &self.for)
+    }
+}
+
+extension Scenario.AdapterSpec {
+    public init(from decoder: any Decoder) throws {
+        let r = try DefaultingReader(decoder, allowed: ["address", "powered", "alias"])
+        try r.read("address", into: &address)
+        try r.read("powered", into: &powered)
+        try r.read("alias", into: &alias)
+    }
+}
+
+extension Scenario.SensorSpec {
+    public init(from decoder: any Decoder) throws {
+        let r = try DefaultingReader(
+            decoder,
+            allowed: [
+                "model", "count", "name", "address", "profile", "rate", "rr", "energy", "contact", "energyStart",
+                "requiresPairing", "paired", "faults",
+            ]
+        )
+        try r.read("model", into: &model)
+        try r.read("count", into: &count)
+        try r.read("name", into: &name)
+        try r.read("address", into: &address)
+        try r.read("profile", into: &profile)
+        try r.read("rate", into: &rate)
+        try r.read("rr", into: &rr)
+        try r.read("energy", into: &energy)
+        try r.read("contact", into: &contact)
+        try r.read("energyStart", into: &energyStart)
+        try r.read("requiresPairing", into: &requiresPairing)
+        try r.read("paired", into: &paired)
+        try r.read("faults", into: &faults)
+    }
+}
+
+extension Scenario.ProfileSpec {
+    public init(from decoder: any Decoder) throws {
+        let r = try DefaultingReader(
+            decoder,
+            allowed: ["kind", "bpm", "from", "to", "duration", "low", "high", "work", "rest"]
+        )
+        try r.read("kind", into: &kind)
+        try r.read("bpm", into: &bpm)
+        try r.read("from", into: &from)
+        try r.read("to", into: &to)
+        try r.read("duration", into: &duration)
+        try r.read("low", into: &low)
+        try r.read("high", into: &high)
+        try r.read("work", into: &work)
+        try r.read("rest", into: &rest)
+    }
+}
+
+extension Scenario.FaultSpec {
+    public init(from decoder: any Decoder) throws {
+        let r = try DefaultingReader(decoder, allowed: ["kind", "at", "for", "every"])
+        guard
+            let kind = try r.container.decodeIfPresent(Kind.self, forKey: AnyKey(stringValue: "kind"))
+        else {
+            throw DecodingError.keyNotFound(
+                AnyKey(stringValue: "kind"),
+                DecodingError.Context(
+                    codingPath: decoder.codingPath,
+                    debugDescription: "a fault needs a kind: disconnect, drop, malformed or contact-loss"
+                )
+            )
+        }
+        self.kind = kind
+        try r.read("at", into: &at)
+        try r.read("for", into: &self.for)
+        try r.read("every", into: &every)
+    }
+}
+
+// MARK: - Loading and checking
+
+extension Scenario {
+    /// Why a scenario cannot be played.
+    public struct Invalid: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Reads a scenario file, with errors that name the file and the problem.
+    public static func load(path: String) throws(Invalid) -> Scenario {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw Invalid(description: "cannot read scenario file \(path)")
+        }
+        let scenario: Scenario
+        do {
+            scenario = try JSONDecoder().decode(Scenario.self, from: data)
+        } catch let error as DecodingError {
+            throw Invalid(description: "\(path): \(Self.explain(error))")
+        } catch {
+            throw Invalid(description: "\(path): \(error)")
+        }
+        try scenario.validate()
+        return scenario
+    }
+
+    private static func explain(_ error: DecodingError) -> String {
+        func at(_ path: [any CodingKey]) -> String {
+            path.isEmpty
+                ? "" : " at " + path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case .dataCorrupted(let context): return context.debugDescription + at(context.codingPath)
+        case .keyNotFound(let key, let context): return "missing '\(key.stringValue)'\(at(context.codingPath))"
+        case .typeMismatch(let type, let context): return "expected \(type)\(at(context.codingPath))"
+        case .valueNotFound(let type, let context): return "expected \(type)\(at(context.codingPath))"
+        @unknown default: return "\(error)"
+        }
+    }
+
+    /// Checks values that decode but make no sense.
+    public func validate() throws(Invalid) {
+        guard !adapters.isEmpty else { throw Invalid(description: "a scenario needs at least one adapter") }
+        for (index, sensor) in sensors.enumerated() {
+            let name = "sensors[\(index)]"
+            guard sensor.count >= 1 else { throw Invalid(description: "\(name).count must be at least 1") }
+            if sensor.count > 1, sensor.name != nil || sensor.address != nil {
+                throw Invalid(description: "\(name): name and address only make sense with count 1")
+            }
+            if let rate = sensor.rate, !(rate > 0 && rate <= 1000) {
+                throw Invalid(description: "\(name).rate must be between 0 and 1000 notifications per second")
+            }
+            let bpms = [
+                sensor.profile.bpm, sensor.profile.from, sensor.profile.to, sensor.profile.low, sensor.profile.high,
+            ]
+            guard bpms.allSatisfy({ $0 >= 20 && $0 <= 250 }) else {
+                throw Invalid(description: "\(name).profile: heart rates must be between 20 and 250 bpm")
+            }
+            for fault in sensor.faults where fault.kind == .malformed && fault.every < 1 {
+                throw Invalid(description: "\(name): a malformed fault needs every ≥ 1")
+            }
+        }
+    }
+}

@@ -1,0 +1,220 @@
+import DBus
+
+/// The GATT objects bluetoothd exports for a connected heart-rate sensor: the Heart Rate service (0x180D with
+/// 0x2A37 notify, 0x2A38 read, 0x2A39 write) and the Battery service (0x180F with 0x2A19 read + notify), at paths
+/// named after attribute handles as BlueZ names them.
+struct SimulatedGatt: Sendable {
+    let heartRateService: DBusObject
+    let measurement: DBusObject
+    let measurementCCC: DBusObject
+    let location: DBusObject
+    let controlPoint: DBusObject
+    let batteryService: DBusObject
+    let battery: DBusObject
+    let batteryCCC: DBusObject
+
+    var all: [DBusObject] {
+        [heartRateService, measurement, measurementCCC, location, controlPoint, batteryService, battery, batteryCCC]
+    }
+
+    func export(on connection: DBusConnection) {
+        for object in all { connection.export(object) }
+    }
+
+    func unexport(from connection: DBusConnection?) {
+        for object in all.reversed() { connection?.unexport(path: object.path) }
+    }
+}
+
+extension BlueZSimulator {
+    static let serviceInterface = "org.bluez.GattService1"
+    static let characteristicInterface = "org.bluez.GattCharacteristic1"
+    static let descriptorInterface = "org.bluez.GattDescriptor1"
+
+    static func uuid(_ short: UInt16) -> String {
+        hex(UInt32(short), digits: 8).lowercased() + "-0000-1000-8000-00805f9b34fb"
+    }
+
+    enum Characteristic: Sendable {
+        case measurement
+        case location
+        case controlPoint
+        case battery
+    }
+
+    func makeGatt(devicePath: String) -> SimulatedGatt {
+        let weakSelf = WeakSimulator(self)
+        func service(_ handle: String, _ uuid: UInt16) -> DBusObject {
+            let object = DBusObject(path: "\(devicePath)/service\(handle)")
+            object.addInterface(
+                DBusInterface(
+                    Self.serviceInterface,
+                    properties: [
+                        DBusProperty("UUID", .string), DBusProperty("Device", .objectPath),
+                        DBusProperty("Primary", .boolean), DBusProperty("Includes", .array(.objectPath)),
+                    ]
+                ),
+                values: [
+                    "UUID": .string(Self.uuid(uuid)), "Device": .objectPath(devicePath), "Primary": .boolean(true),
+                    "Includes": .objectPaths([]),
+                ]
+            )
+            return object
+        }
+        func characteristic(
+            _ service: DBusObject,
+            _ handle: String,
+            _ uuid: UInt16,
+            _ kind: Characteristic,
+            flags: [String]
+        ) -> DBusObject {
+            let path = "\(service.path)/char\(handle)"
+            let object = DBusObject(path: path)
+            let notifies = flags.contains("notify")
+            var values: [String: DBusValue] = [
+                "UUID": .string(Self.uuid(uuid)), "Service": .objectPath(service.path), "Value": .bytes([]),
+                "Flags": .strings(flags), "MTU": .uint16(23),
+            ]
+            var properties = [
+                DBusProperty("UUID", .string), DBusProperty("Service", .objectPath),
+                DBusProperty("Value", .array(.byte)), DBusProperty("Flags", .array(.string)),
+                DBusProperty("MTU", .uint16),
+            ]
+            if notifies {
+                values["Notifying"] = .boolean(false)
+                values["NotifyAcquired"] = .boolean(false)
+                properties += [DBusProperty("Notifying", .boolean), DBusProperty("NotifyAcquired", .boolean)]
+            }
+            let options = DBusType.array(.dictEntry(key: .string, value: .variant))
+            object.addInterface(
+                DBusInterface(
+                    Self.characteristicInterface,
+                    methods: [
+                        DBusMethod("ReadValue", inputs: [("options", options)], outputs: [("value", .array(.byte))]) {
+                            _ throws(DBusError) in
+                            [.bytes(try await weakSelf.get().readValue(devicePath, kind, flags: flags))]
+                        },
+                        DBusMethod("WriteValue", inputs: [("value", .array(.byte)), ("options", options)]) {
+                            call throws(DBusError) in
+                            try await weakSelf.get().writeValue(
+                                devicePath,
+                                kind,
+                                call.arguments[0].bytes ?? [],
+                                flags: flags
+                            )
+                            return []
+                        },
+                        DBusMethod("StartNotify") { call throws(DBusError) in
+                            try await weakSelf.get().startNotify(devicePath, kind, client: call.sender, flags: flags)
+                            return []
+                        },
+                        DBusMethod("StopNotify") { call throws(DBusError) in
+                            try await weakSelf.get().stopNotify(devicePath, kind, client: call.sender)
+                            return []
+                        },
+                        DBusMethod("AcquireNotify", inputs: [("options", options)]) { _ throws(DBusError) in
+                            // Not simulated: systole uses StartNotify (see docs/simulator.md).
+                            throw SimError.notSupported
+                        },
+                    ],
+                    properties: properties
+                ),
+                values: values
+            )
+            return object
+        }
+        func clientConfiguration(_ characteristic: DBusObject, _ handle: String) -> DBusObject {
+            let object = DBusObject(path: "\(characteristic.path)/desc\(handle)")
+            object.addInterface(
+                DBusInterface(
+                    Self.descriptorInterface,
+                    properties: [
+                        DBusProperty("UUID", .string), DBusProperty("Characteristic", .objectPath),
+                        DBusProperty("Value", .array(.byte)),
+                    ]
+                ),
+                values: [
+                    "UUID": .string(Self.uuid(0x2902)), "Characteristic": .objectPath(characteristic.path),
+                    "Value": .bytes([]),
+                ]
+            )
+            return object
+        }
+        let heartRate = service("000a", 0x180D)
+        let measurement = characteristic(heartRate, "000b", 0x2A37, .measurement, flags: ["notify"])
+        let location = characteristic(heartRate, "000e", 0x2A38, .location, flags: ["read"])
+        let controlPoint = characteristic(heartRate, "0010", 0x2A39, .controlPoint, flags: ["write"])
+        let batteryService = service("0012", 0x180F)
+        let battery = characteristic(batteryService, "0013", 0x2A19, .battery, flags: ["read", "notify"])
+        return SimulatedGatt(
+            heartRateService: heartRate,
+            measurement: measurement,
+            measurementCCC: clientConfiguration(measurement, "000d"),
+            location: location,
+            controlPoint: controlPoint,
+            batteryService: batteryService,
+            battery: battery,
+            batteryCCC: clientConfiguration(battery, "0015")
+        )
+    }
+
+    private func connectedDevice(_ path: String) throws(DBusError) -> SimulatedDevice {
+        guard let device = devices[path], device.connected, device.gatt != nil else {
+            throw SimError.failed("Not connected")
+        }
+        return device
+    }
+
+    private func object(_ gatt: SimulatedGatt, _ kind: Characteristic) -> DBusObject {
+        switch kind {
+        case .measurement: gatt.measurement
+        case .location: gatt.location
+        case .controlPoint: gatt.controlPoint
+        case .battery: gatt.battery
+        }
+    }
+
+    func readValue(_ path: String, _ kind: Characteristic, flags: [String]) throws(DBusError) -> [UInt8] {
+        let device = try connectedDevice(path)
+        guard flags.contains("read") else { throw SimError.make("NotPermitted", "Read not permitted") }
+        let sensor = sensors[device.sensor]
+        let value: [UInt8] = kind == .battery ? [sensor.battery] : [sensor.spec.model.bodySensorLocation]
+        object(device.gatt!, kind).setProperty(Self.characteristicInterface, "Value", .bytes(value))
+        return value
+    }
+
+    func writeValue(_ path: String, _ kind: Characteristic, _ bytes: [UInt8], flags: [String]) throws(DBusError) {
+        let device = try connectedDevice(path)
+        guard flags.contains("write") else { throw SimError.make("NotPermitted", "Write not permitted") }
+        // The control point knows one command, Reset Energy Expended (0x01); anything else is ATT error 0x80.
+        guard bytes == [0x01] else { throw SimError.failed("Operation failed with ATT error: 0x80") }
+        sensors[device.sensor].behaviour.resetEnergyExpended()
+    }
+
+    func startNotify(_ path: String, _ kind: Characteristic, client: String, flags: [String]) throws(DBusError) {
+        let device = try connectedDevice(path)
+        guard flags.contains("notify") else { throw SimError.notSupported }
+        let sensor = sensors[device.sensor]
+        if sensor.requiresPairing, !device.paired {
+            // The sensor answers the CCCD write with Insufficient Authentication; BlueZ reports it like this.
+            throw SimError.make("NotPermitted", "Not paired")
+        }
+        let sessions = kind == .measurement ? device.heartRateSessions : device.batterySessions
+        guard !sessions.contains(client) else { throw SimError.inProgress }
+        if kind == .measurement {
+            devices[path]?.heartRateSessions.insert(client)
+        } else {
+            devices[path]?.batterySessions.insert(client)
+        }
+        if sessions.isEmpty {
+            object(device.gatt!, kind).setProperty(Self.characteristicInterface, "Notifying", .boolean(true))
+        }
+    }
+
+    func stopNotify(_ path: String, _ kind: Characteristic, client: String) throws(DBusError) {
+        guard let device = devices[path], device.gatt != nil else { throw SimError.failed("Not connected") }
+        let sessions = kind == .measurement ? device.heartRateSessions : device.batterySessions
+        guard sessions.contains(client) else { throw SimError.failed("No notify session started") }
+        devices[path]?.dropSessions(of: client)
+    }
+}

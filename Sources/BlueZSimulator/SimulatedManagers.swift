@@ -1,0 +1,148 @@
+import DBus
+
+extension BlueZSimulator {
+    static let agentManagerInterface = "org.bluez.AgentManager1"
+    static let gattManagerInterface = "org.bluez.GattManager1"
+    static let capabilities = ["", "DisplayOnly", "DisplayYesNo", "KeyboardOnly", "NoInputNoOutput", "KeyboardDisplay"]
+
+    /// `/org/bluez` with `AgentManager1`.
+    func makeRootObject() -> DBusObject {
+        let object = DBusObject(path: "/org/bluez")
+        let weakSelf = WeakSimulator(self)
+        object.addInterface(
+            DBusInterface(
+                Self.agentManagerInterface,
+                methods: [
+                    DBusMethod("RegisterAgent", inputs: [("agent", .objectPath), ("capability", .string)]) {
+                        call throws(DBusError) in
+                        try await weakSelf.get().registerAgent(
+                            client: call.sender,
+                            path: call.arguments[0].string ?? "",
+                            capability: call.arguments[1].string ?? ""
+                        )
+                        return []
+                    },
+                    DBusMethod("UnregisterAgent", inputs: [("agent", .objectPath)]) { call throws(DBusError) in
+                        try await weakSelf.get().unregisterAgent(
+                            client: call.sender,
+                            path: call.arguments[0].string ?? ""
+                        )
+                        return []
+                    },
+                    DBusMethod("RequestDefaultAgent", inputs: [("agent", .objectPath)]) { call throws(DBusError) in
+                        try await weakSelf.get().requestDefaultAgent(
+                            client: call.sender,
+                            path: call.arguments[0].string ?? ""
+                        )
+                        return []
+                    },
+                ]
+            )
+        )
+        return object
+    }
+
+    func registerAgent(client: String, path: String, capability: String) throws(DBusError) {
+        guard Self.capabilities.contains(capability) else { throw SimError.invalidArguments() }
+        guard agents[client] == nil else { throw SimError.alreadyExists }
+        agents[client] = (path, capability.isEmpty ? "KeyboardDisplay" : capability)
+    }
+
+    func unregisterAgent(client: String, path: String) throws(DBusError) {
+        guard agents[client]?.path == path else { throw SimError.doesNotExist }
+        agents.removeValue(forKey: client)
+        if defaultAgent == client { defaultAgent = nil }
+    }
+
+    func requestDefaultAgent(client: String, path: String) throws(DBusError) {
+        guard agents[client]?.path == path else { throw SimError.doesNotExist }
+        defaultAgent = client
+    }
+
+    /// The pairing exchange with the agent of the caller (else the default agent). Sensors have no display or
+    /// keypad, so the association model is Just Works: an agent that can confirm is asked to authorise the
+    /// pairing (`RequestAuthorization`); an agent that refuses fails it with `AuthenticationRejected`.
+    func authorizePairing(_ path: String, client: String) async throws(DBusError) {
+        let owner = agents[client] != nil ? client : defaultAgent
+        guard let owner, let agent = agents[owner], let connection else { return }
+        guard agent.capability != "NoInputNoOutput" else { return }
+        do {
+            _ = try await connection.call(
+                destination: owner,
+                path: agent.path,
+                interface: "org.bluez.Agent1",
+                method: "RequestAuthorization",
+                arguments: [.objectPath(path)]
+            )
+        } catch {
+            throw SimError.make("AuthenticationRejected", "Authentication Rejected")
+        }
+    }
+
+    // MARK: GattManager1
+
+    func makeGattManager(adapter: Int, path: String) -> DBusInterface {
+        let weakSelf = WeakSimulator(self)
+        return DBusInterface(
+            Self.gattManagerInterface,
+            methods: [
+                DBusMethod(
+                    "RegisterApplication",
+                    inputs: [
+                        ("application", .objectPath), ("options", .array(.dictEntry(key: .string, value: .variant))),
+                    ]
+                ) { call throws(DBusError) in
+                    try await weakSelf.get().registerApplication(
+                        client: call.sender,
+                        root: call.arguments[0].string ?? ""
+                    )
+                    return []
+                },
+                DBusMethod("UnregisterApplication", inputs: [("application", .objectPath)]) { call throws(DBusError) in
+                    try await weakSelf.get().unregisterApplication(
+                        client: call.sender,
+                        root: call.arguments[0].string ?? ""
+                    )
+                    return []
+                },
+            ]
+        )
+    }
+
+    /// Reads the application's objects (its `GetManagedObjects`) and keeps the `GattProfile1` UUIDs, which put
+    /// matching devices on the auto-connect list.
+    func registerApplication(client: String, root: String) async throws(DBusError) {
+        let key = ApplicationKey(owner: client, root: root)
+        guard applications[key] == nil else { throw SimError.alreadyExists }
+        guard let connection else { throw SimError.notReady }
+        let reply: [DBusValue]
+        do {
+            reply = try await connection.call(
+                destination: client,
+                path: root,
+                interface: "org.freedesktop.DBus.ObjectManager",
+                method: "GetManagedObjects"
+            )
+        } catch {
+            throw SimError.failed("Failed to read application objects: \(error.message)")
+        }
+        var uuids: [String] = []
+        for entry in reply.first?.dictionaryEntries ?? [] {
+            for interface in entry.value.dictionaryEntries ?? [] where interface.key.string == "org.bluez.GattProfile1"
+            {
+                for uuid in interface.value.propertyMap?["UUIDs"]?.strings ?? [] {
+                    uuids.append(try Self.normalisedUUID(uuid))
+                }
+            }
+        }
+        guard !uuids.isEmpty else { throw SimError.invalidArguments("No object found implementing a GATT profile") }
+        applications[key] = uuids
+        for sensor in sensors.indices where sensors[sensor].inRange { autoConnect(sensor: sensor) }
+    }
+
+    func unregisterApplication(client: String, root: String) throws(DBusError) {
+        guard applications.removeValue(forKey: ApplicationKey(owner: client, root: root)) != nil else {
+            throw SimError.doesNotExist
+        }
+    }
+}
