@@ -54,6 +54,7 @@ let package = Package(
             name: "SystoleCLI",
             dependencies: [
                 "HeartRateProfile",
+                "BlueZ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -68,10 +69,14 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
-        .testTarget(name: "BlueZTests", dependencies: ["BlueZ"]),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BlueZSimulator", "SystoleTestSupport"]),
+        .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "SystoleTestSupport"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "SystoleTestSupport"]),
-        .testTarget(name: "SystoleCLITests", dependencies: ["SystoleCLI", "HeartRateProfile", "SystoleTestSupport"]),
+        .testTarget(
+            name: "SystoleCLITests",
+            dependencies: ["SystoleCLI", "HeartRateProfile", "BlueZSimulator", "SystoleTestSupport"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,109 @@
+import ArgumentParser
+import BlueZ
+import Foundation
+import HeartRateProfile
+
+/// `systole monitor [ADDRESS]`: connect to a sensor through BlueZ and print each measurement live.
+struct MonitorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "monitor",
+        abstract: "Connect to a heart-rate sensor through bluetoothd and print each measurement, decoded.",
+        discussion: """
+            Without ADDRESS, uses the first heart-rate sensor seen. Reconnects when the sensor drops out. \
+            Connection changes go to standard error, measurements to standard output (one line each; with \
+            --json the 'decode --json' object plus 'time' and 'sensor'). Stop with Ctrl-C.
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The sensor's address, e.g. A0:9E:1A:12:34:56.", valueName: "address"))
+    var address: String?
+
+    @OptionGroup var bluetooth: BluetoothOptions
+
+    @Flag(help: "Print one JSON object per measurement.")
+    var json = false
+
+    @Option(help: "Stop after this many measurements.")
+    var count: Int?
+
+    @Option(help: "Stop after this many seconds.")
+    var seconds: Double?
+
+    func validate() throws {
+        if let address {
+            do {
+                _ = try BluetoothAddress(address)
+            } catch {
+                throw ValidationError("\(error)")
+            }
+        }
+        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        if let seconds, seconds <= 0 { throw ValidationError("--seconds must be positive") }
+    }
+
+    func run() async throws {
+        let client = try await bluetooth.connect()
+        defer {
+            client.close()
+            client.connection.close()
+        }
+        let adapter = try bluetooth.selectAdapter(client)
+        let agent = PairingAgent()
+        do {
+            try await agent.register(with: client)
+        } catch  where error.kind == .alreadyExists {
+            // Another agent of ours is registered on this connection; pairing still works.
+        } catch {
+            printError("systole: warning: could not register a pairing agent (\(error)); pairing may fail")
+        }
+        let target: SensorTarget = try address.map { .address(try BluetoothAddress($0)) } ?? .anyHeartRateSensor
+        var options = HeartRateSensor.Options(adapter: adapter.name)
+        options.discoveryTimeout = .seconds(10)
+        let sensor = HeartRateSensor(client: client, target: target, options: options)
+        let runner = Task { await sensor.run() }
+        let timer = seconds.map { limit in
+            Task {
+                try? await Task.sleep(for: .seconds(limit))
+                runner.cancel()
+            }
+        }
+        defer {
+            runner.cancel()
+            timer?.cancel()
+        }
+        var printed = 0
+        var streamed = false
+        for await event in sensor.events {
+            switch event {
+            case .state(let state):
+                printError("systole: \(state)")
+                if case .streaming = state { streamed = true }
+                if case .disconnected(let reason) = state, !streamed {
+                    throw CommandFailure.invalidInput("cannot monitor \(target): \(reason)")
+                }
+            case .identified(let address, let name, let maker):
+                printError("systole: sensor \(address) \([name, maker].compactMap { $0 }.joined(separator: " · "))")
+            case .bodySensorLocation(let location):
+                printError("systole: body sensor location: \(location)")
+            case .batteryLevel(let level):
+                printError("systole: battery: \(level)")
+            case .energyExpendedReset:
+                printError("systole: energy expended reached 65535 kJ; reset it on the sensor")
+            case .malformed(let payload, let error):
+                printError("systole: skipped a malformed measurement \(Hex.encode(payload)): \(error)")
+            case .reading(let reading):
+                print(line(for: reading))
+                printed += 1
+                if let count, printed >= count { return }
+            }
+        }
+    }
+
+    private func line(for reading: HeartRateReading) -> String {
+        let time = MeasurementJSON.timestamp(reading.receivedDate)
+        if json {
+            return MeasurementJSON(reading.measurement, time: time, sensor: reading.sensor.description).encodedLine()
+        }
+        return "\(time) \(reading.sensor) \(MeasurementText.line(for: reading.measurement))"
+    }
+}

@@ -1,0 +1,244 @@
+import BlueZSimulator
+import DBus
+import Foundation
+import SystoleTestSupport
+import Testing
+
+/// The simulator as a raw D-Bus client sees it: paths, property types, errors and sessions as BlueZ documents.
+@Suite struct SimulatorBusTests {
+    struct Fixture {
+        let bus: PrivateBus
+        let simulator: BlueZSimulator
+        let client: DBusConnection
+
+        func call(
+            _ path: String,
+            _ interface: String,
+            _ method: String,
+            _ arguments: [DBusValue] = []
+        ) async throws
+            -> [DBusValue]
+        {
+            try await client.call(
+                destination: "org.bluez",
+                path: path,
+                interface: interface,
+                method: method,
+                arguments: arguments
+            )
+        }
+
+        func objects() async throws -> [String: [String: [String: DBusValue]]] {
+            let reply = try await call("/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
+            var result: [String: [String: [String: DBusValue]]] = [:]
+            for entry in reply.first?.dictionaryEntries ?? [] {
+                var interfaces: [String: [String: DBusValue]] = [:]
+                for interface in entry.value.dictionaryEntries ?? [] {
+                    interfaces[interface.key.string!] = interface.value.propertyMap
+                }
+                result[entry.key.string!] = interfaces
+            }
+            return result
+        }
+    }
+
+    func withFixture(
+        _ scenario: Scenario = Scenario(),
+        emitLog: String? = nil,
+        _ body: (Fixture) async throws -> Void
+    )
+        async throws
+    {
+        let bus = try PrivateBus()
+        let simulator = try BlueZSimulator(scenario: scenario, bus: .address(bus.address), emitLogPath: emitLog)
+        try await simulator.start()
+        let client = try await DBusConnection.connect(to: .address(bus.address))
+        defer {
+            client.close()
+            bus.stop()
+        }
+        try await body(Fixture(bus: bus, simulator: simulator, client: client))
+        await simulator.stop()
+    }
+
+    func bluezError(_ body: () async throws -> Void) async -> DBusError? {
+        do {
+            try await body()
+            return nil
+        } catch let error as DBusError {
+            return error
+        } catch {
+            return nil
+        }
+    }
+
+    @Test func theObjectTreeHasBlueZsPathsAndTypes() async throws {
+        try await withFixture { f in
+            var objects = try await f.objects()
+            #expect(objects["/org/bluez"]?["org.bluez.AgentManager1"] != nil)
+            let adapter = try #require(objects["/org/bluez/hci0"])
+            #expect(adapter["org.bluez.GattManager1"] != nil)
+            #expect(adapter["org.bluez.Adapter1"]?["Powered"] == .boolean(true))
+            #expect(adapter["org.bluez.Adapter1"]?["Address"]?.type == .string)
+
+            _ = try await f.call(
+                "/org/bluez/hci0",
+                "org.bluez.Adapter1",
+                "SetDiscoveryFilter",
+                [.propertyMap(["UUIDs": .strings(["180d"]), "Transport": .string("le")])]
+            )
+            _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
+            let address = await f.simulator.sensorAddresses[0]
+            let path = "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
+            objects = try await f.objects()
+            let device = try #require(objects[path]?["org.bluez.Device1"])
+            #expect(device["RSSI"]?.type == .int16)
+            #expect(device["ManufacturerData"]?.type == .array(.dictEntry(key: .uint16, value: .variant)))
+            #expect(device["Adapter"] == .objectPath("/org/bluez/hci0"))
+            #expect(device["UUIDs"] == .strings(["0000180d-0000-1000-8000-00805f9b34fb"]))
+
+            _ = try await f.call(path, "org.bluez.Device1", "Connect")
+            objects = try await f.objects()
+            let characteristics = objects.filter { $0.value["org.bluez.GattCharacteristic1"] != nil }
+            #expect(characteristics.count == 4)
+            for (charPath, interfaces) in characteristics {
+                #expect(
+                    charPath.range(
+                        of: #"^/org/bluez/hci0/dev_[0-9A-F_]{17}/service[0-9a-f]{4}/char[0-9a-f]{4}$"#,
+                        options: .regularExpression
+                    ) != nil
+                )
+                let properties = try #require(interfaces["org.bluez.GattCharacteristic1"])
+                #expect(properties["Value"]?.type == .array(.byte))
+                #expect(properties["Service"]?.type == .objectPath)
+            }
+            #expect(objects[path]?["org.bluez.Device1"]?["ServicesResolved"] == .boolean(true))
+        }
+    }
+
+    @Test func invalidCallsGetBlueZErrors() async throws {
+        try await withFixture { f in
+            let transport = await bluezError {
+                _ = try await f.call(
+                    "/org/bluez/hci0",
+                    "org.bluez.Adapter1",
+                    "SetDiscoveryFilter",
+                    [.propertyMap(["Transport": .string("usb")])]
+                )
+            }
+            #expect(transport?.name == "org.bluez.Error.InvalidArguments")
+            let remove = await bluezError {
+                _ = try await f.call(
+                    "/org/bluez/hci0",
+                    "org.bluez.Adapter1",
+                    "RemoveDevice",
+                    [.objectPath("/org/bluez/hci0/dev_00_00_00_00_00_00")]
+                )
+            }
+            #expect(remove?.name == "org.bluez.Error.DoesNotExist")
+            let capability = await bluezError {
+                _ = try await f.call(
+                    "/org/bluez",
+                    "org.bluez.AgentManager1",
+                    "RegisterAgent",
+                    [.objectPath("/a"), .string("Telepathy")]
+                )
+            }
+            #expect(capability?.name == "org.bluez.Error.InvalidArguments")
+            _ = try await f.call(
+                "/org/bluez",
+                "org.bluez.AgentManager1",
+                "RegisterAgent",
+                [.objectPath("/a"), .string("NoInputNoOutput")]
+            )
+            let twice = await bluezError {
+                _ = try await f.call(
+                    "/org/bluez",
+                    "org.bluez.AgentManager1",
+                    "RegisterAgent",
+                    [.objectPath("/a"), .string("NoInputNoOutput")]
+                )
+            }
+            #expect(twice?.name == "org.bluez.Error.AlreadyExists")
+            let notMine = await bluezError {
+                _ = try await f.call(
+                    "/org/bluez",
+                    "org.bluez.AgentManager1",
+                    "RequestDefaultAgent",
+                    [.objectPath("/b")]
+                )
+            }
+            #expect(notMine?.name == "org.bluez.Error.DoesNotExist")
+        }
+    }
+
+    @Test func notifySessionsBelongToClientsAndEndWhenTheyLeave() async throws {
+        var scenario = Scenario()
+        scenario.sensors[0].rate = 20
+        try await withFixture(scenario) { f in
+            _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
+            let address = await f.simulator.sensorAddresses[0]
+            let path = "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
+            _ = try await f.call(path, "org.bluez.Device1", "Connect")
+            let measurement = path + "/service000a/char000b"
+            let other = try await DBusConnection.connect(to: .address(f.bus.address))
+            _ = try await other.call(
+                destination: "org.bluez",
+                path: measurement,
+                interface: "org.bluez.GattCharacteristic1",
+                method: "StartNotify"
+            )
+            let stopNone = await bluezError {
+                _ = try await f.call(measurement, "org.bluez.GattCharacteristic1", "StopNotify")
+            }
+            #expect(stopNone?.name == "org.bluez.Error.Failed")
+            var notifying = try await f.call(
+                measurement,
+                "org.freedesktop.DBus.Properties",
+                "Get",
+                [.string("org.bluez.GattCharacteristic1"), .string("Notifying")]
+            )
+            #expect(notifying == [.variant(.boolean(true))])
+            other.close()
+            var ended = false
+            for _ in 0..<100 {
+                notifying = try await f.call(
+                    measurement,
+                    "org.freedesktop.DBus.Properties",
+                    "Get",
+                    [.string("org.bluez.GattCharacteristic1"), .string("Notifying")]
+                )
+                if notifying == [.variant(.boolean(false))] {
+                    ended = true
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(ended, "a client leaving the bus ends its notify session")
+        }
+    }
+
+    @Test func theEmitLogHasOneJSONLinePerNotification() async throws {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("emit-\(UUID()).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        var scenario = Scenario()
+        scenario.sensors[0].rate = 20
+        try await withFixture(scenario, emitLog: log) { f in
+            _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
+            let address = await f.simulator.sensorAddresses[0]
+            let path = "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
+            _ = try await f.call(path, "org.bluez.Device1", "Connect")
+            _ = try await f.call(path + "/service000a/char000b", "org.bluez.GattCharacteristic1", "StartNotify")
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count >= 5)
+        for line in lines {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect((object?["time"] as? String)?.hasSuffix("Z") == true)
+            #expect(object?["unix"] is Double)
+            #expect((object?["sensor"] as? String)?.count == 17)
+            #expect((object?["payload"] as? String)?.isEmpty == false)
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import BlueZ
+import BlueZSimulator
+import DBus
+import Foundation
+import SystoleTestSupport
+
+/// A private bus with `systole-sim`'s library playing bluetoothd, and a client connected to it.
+struct SimulatedBluetooth {
+    let bus: PrivateBus
+    let simulator: BlueZSimulator
+    let connection: DBusConnection
+    let client: BlueZClient
+
+    static func start(_ scenario: Scenario) async throws -> SimulatedBluetooth {
+        let bus = try PrivateBus()
+        let simulator = try BlueZSimulator(scenario: scenario, bus: .address(bus.address), recordEmissions: true)
+        try await simulator.start()
+        let connection = try await DBusConnection.connect(to: .address(bus.address))
+        let client = try await BlueZClient.connect(connection)
+        return SimulatedBluetooth(bus: bus, simulator: simulator, connection: connection, client: client)
+    }
+
+    func stop() async {
+        client.close()
+        connection.close()
+        await simulator.stop()
+        bus.stop()
+    }
+
+    /// The first device bluetoothd knows for simulated sensor `index`, found by address.
+    func device(_ index: Int) async throws -> Device? {
+        let address = try BluetoothAddress(await simulator.sensorAddresses[index])
+        return client.devices.first { $0.address == address }
+    }
+}
+
+func withSimulator(_ scenario: Scenario, _ body: (SimulatedBluetooth) async throws -> Void) async throws {
+    let fixture = try await SimulatedBluetooth.start(scenario)
+    do {
+        try await body(fixture)
+    } catch {
+        await fixture.stop()
+        throw error
+    }
+    await fixture.stop()
+}
+
+/// A scenario of `count` sensors of one model at `rate` Hz.
+func scenario(
+    _ model: SensorModel = .polarH10,
+    count: Int = 1,
+    rate: Double? = nil,
+    faults: [Scenario.FaultSpec] = [],
+    configure: (inout Scenario.SensorSpec) -> Void = { _ in }
+) -> Scenario {
+    var scenario = Scenario()
+    var spec = Scenario.SensorSpec(model: model, count: count)
+    spec.rate = rate
+    spec.faults = faults
+    configure(&spec)
+    scenario.sensors = [spec]
+    return scenario
+}
+
+/// Polls `condition` until it holds or `timeout` passes.
+func eventually(
+    timeout: Duration = .seconds(5),
+    _ condition: () async throws -> Bool
+) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return try await condition()
+}
+
+/// Runs a sensor and gathers its events until `stop` says enough (or the timeout passes).
+func collect(
+    _ sensor: HeartRateSensor,
+    timeout: Duration = .seconds(15),
+    until stop: @escaping @Sendable ([HeartRateSensorEvent]) async -> Bool
+) async -> [HeartRateSensorEvent] {
+    let runner = Task { await sensor.run() }
+    let timer = Task {
+        try? await Task.sleep(for: timeout)
+        runner.cancel()
+    }
+    var events: [HeartRateSensorEvent] = []
+    for await event in sensor.events {
+        events.append(event)
+        if await stop(events) { break }
+    }
+    runner.cancel()
+    timer.cancel()
+    return events
+}
+
+extension [HeartRateSensorEvent] {
+    var readings: [HeartRateReading] {
+        compactMap { if case .reading(let reading) = $0 { reading } else { nil } }
+    }
+    var states: [SensorConnectionState] {
+        compactMap { if case .state(let state) = $0 { state } else { nil } }
+    }
+    func count(of state: SensorConnectionState) -> Int { states.filter { $0 == state }.count }
+}
+
+/// Options that reconnect fast, so tests of reconnection do not wait long.
+func fastOptions() -> HeartRateSensor.Options {
+    var options = HeartRateSensor.Options()
+    options.initialReconnectDelay = .milliseconds(200)
+    options.maximumReconnectDelay = .seconds(1)
+    options.discoveryTimeout = .seconds(3)
+    return options
+}
