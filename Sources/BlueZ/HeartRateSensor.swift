@@ -396,7 +396,10 @@ public final class HeartRateSensor: Sendable {
                 state.withLock { $0.isStale = true }
                 report(.stale)
             }
-            try await Task.sleep(until: stale || deadline <= .now ? .now + .milliseconds(250) : deadline)
+            // Wake at least once a second: the deadline moves as the usual interval is learned.
+            try await Task.sleep(
+                until: stale || deadline <= .now ? .now + .milliseconds(250) : min(deadline, .now + .seconds(1))
+            )
         }
     }
 }

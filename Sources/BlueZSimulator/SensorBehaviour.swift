@@ -20,6 +20,9 @@ struct SensorBehaviour: Sendable {
     /// RR intervals (1/1024 s ticks) of beats not yet sent.
     private var pendingRR: [UInt16] = []
     private var energy: Double
+    private var lastTime: Double = 0
+    /// The most recent intervals, for the averaged heart rate a strap reports.
+    private var recentIntervals: [Double] = []
     private(set) var notificationCount = 0
 
     init(spec: Scenario.SensorSpec, seed: UInt64) {
@@ -81,9 +84,13 @@ struct SensorBehaviour: Sendable {
             let interval = max(0.25, base * wave + random.gaussian(deviation: 0.012 * base))
             if !contactLost { pendingRR.append(UInt16(min(65535, (interval * 1024).rounded()))) }
             nextBeat += interval
-            bpm = 60 / interval
+            recentIntervals = (recentIntervals + [interval]).suffix(4)
         }
-        energy = min(65535, energy + max(0.02, (bpm - 50) / 1000) * 1)
+        // Straps report a heart rate averaged over the last few beats.
+        if !recentIntervals.isEmpty { bpm = 60 * Double(recentIntervals.count) / recentIntervals.reduce(0, +) }
+        // About 0.2 kJ/s at rest to 0.8 kJ/s at 150 bpm (roughly 170 to 690 kcal an hour).
+        energy = min(65535, energy + max(0.1, (bpm - 50) * 0.008) * max(0, time - lastTime))
+        lastTime = time
         notificationCount += 1
 
         let withEnergy = sendsEnergy && notificationCount % 10 == 1

@@ -1,0 +1,65 @@
+import BlueZ
+import HeartRateProfile
+import Testing
+
+@Suite struct BeatTimelineTests {
+    let start = ContinuousClock.now
+    func at(_ seconds: Double) -> ContinuousClock.Instant { start + .seconds(seconds) }
+    func rr(_ milliseconds: Int...) -> [RRInterval] {
+        milliseconds.map { RRInterval(ticks: UInt16($0 * 1024 / 1000)) }
+    }
+
+    @Test func theFirstBatchIsBackDatedFromItsReceipt() {
+        var timeline = BeatTimeline()
+        let placement = timeline.place(rr(800, 900), receivedAt: at(10))
+        #expect(!placement.isContinuous)
+        #expect(placement.beatTimes.last == at(10))
+        #expect(placement.beatTimes[1] - placement.beatTimes[0] == rr(900)[0].duration)
+    }
+
+    @Test func laterBatchesContinueFromTheLastBeatNotFromTheirReceipt() {
+        var timeline = BeatTimeline()
+        _ = timeline.place(rr(1000), receivedAt: at(1))
+        // Received 30 ms late: the beat still lands exactly one interval after the previous one.
+        let next = timeline.place(rr(1000), receivedAt: at(2.03))
+        #expect(next.isContinuous)
+        #expect(next.beatTimes == [at(1) + rr(1000)[0].duration])
+        let empty = timeline.place([], receivedAt: at(3))
+        #expect(empty.isContinuous && empty.beatTimes.isEmpty)
+    }
+
+    @Test func aLostNotificationStartsANewSegment() {
+        var timeline = BeatTimeline()
+        for second in 1...5 { _ = timeline.place(rr(1000), receivedAt: at(Double(second))) }
+        // Notification 6 never arrived.
+        let afterLoss = timeline.place(rr(1000), receivedAt: at(7))
+        #expect(!afterLoss.isContinuous)
+        #expect(afterLoss.beatTimes == [at(7)])
+        #expect(timeline.place(rr(1000), receivedAt: at(8)).isContinuous)
+    }
+
+    @Test func beatsThatCannotFitTheClockRestartTheTimeline() {
+        var timeline = BeatTimeline()
+        _ = timeline.place(rr(500), receivedAt: at(1))
+        // Three seconds of intervals arriving one second later cannot follow the last beat.
+        let impossible = timeline.place(rr(1000, 1000, 1000), receivedAt: at(2))
+        #expect(!impossible.isContinuous)
+        #expect(impossible.beatTimes.last == at(2))
+    }
+
+    @Test func resetMakesTheNextBeatsANewSegment() {
+        var timeline = BeatTimeline()
+        _ = timeline.place(rr(1000), receivedAt: at(1))
+        timeline.reset()
+        #expect(timeline.lastBeat == nil)
+        #expect(!timeline.place(rr(1000), receivedAt: at(2)).isContinuous)
+    }
+
+    @Test func theUsualIntervalIsLearnedWithoutCountingGaps() {
+        var timeline = BeatTimeline()
+        for tick in 0..<10 { _ = timeline.place([], receivedAt: at(Double(tick) * 0.25)) }
+        #expect(timeline.usualInterval == .milliseconds(250))
+        _ = timeline.place([], receivedAt: at(5))
+        #expect(timeline.usualInterval == .milliseconds(250))
+    }
+}

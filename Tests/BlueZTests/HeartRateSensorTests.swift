@@ -1,0 +1,190 @@
+import BlueZ
+import BlueZSimulator
+import HeartRateProfile
+import Testing
+
+/// `HeartRateSensor` against simulated sensors: decoding, the beat timeline, reconnects, restarts, pairing,
+/// malformed payloads, energy reset and stale detection.
+@Suite struct HeartRateSensorTests {
+    @Test func measurementsAreDecodedExactlyAsTheSimulatorSentThem() async throws {
+        try await withSimulator(scenario(.garminHRM, rate: 10)) { bt in
+            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor)
+            let events = await collect(sensor) { $0.readings.count >= 25 }
+            let readings = events.readings
+            #expect(readings.count >= 25)
+            let sent = await bt.simulator.emittedNotifications()
+            let decoded = try sent.prefix(readings.count).map { try HeartRateMeasurement(decoding: $0.payload) }
+            #expect(readings.map(\.measurement) == decoded)
+            #expect(readings.allSatisfy { $0.sensor.description == sent[0].sensor })
+            // Garmin-like: energy on every 10th notification, RR present, no contact bit.
+            let withEnergy = readings.indices.filter { readings[$0].measurement.energyExpended != nil }
+            #expect(withEnergy.count >= 2)
+            #expect(zip(withEnergy, withEnergy.dropFirst()).allSatisfy { $1 - $0 == 10 })
+            #expect(readings.contains { !$0.measurement.rrIntervals.isEmpty })
+            #expect(events.contains { if case .bodySensorLocation(.chest) = $0 { true } else { false } })
+            #expect(events.contains { if case .batteryLevel = $0 { true } else { false } })
+            #expect(
+                events.states.prefix(3) == [.connecting(readings[0].sensor), .resolvingServices, .streaming]
+                    || events.states.prefix(4) == [
+                        .searching, .connecting(readings[0].sensor), .resolvingServices, .streaming,
+                    ]
+            )
+        }
+    }
+
+    @Test func beatsFormOneContinuousTimelineWithinAConnection() async throws {
+        try await withSimulator(scenario(.polarH10, rate: 4) { $0.profile.bpm = 180 }) { bt in
+            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor)
+            let readings = await collect(sensor) { $0.readings.flatMap(\.beats).count >= 15 }.readings
+            let first = try #require(readings.firstIndex { !$0.beats.isEmpty })
+            #expect(!readings[first].isContinuous, "the first beats of a connection start a segment")
+            let beats = readings.flatMap(\.beats)
+            #expect(beats.count >= 15)
+            #expect(readings[(first + 1)...].allSatisfy { $0.isContinuous })
+            for (previous, beat) in zip(beats, beats.dropFirst()) {
+                #expect(beat.time - previous.time == beat.interval.duration)
+            }
+            // Back-dated, never in the future of their notification.
+            for reading in readings {
+                #expect(reading.beats.allSatisfy { $0.time <= reading.receivedAt + .milliseconds(500) })
+                #expect(reading.beats.map(\.interval) == reading.measurement.rrIntervals)
+            }
+        }
+    }
+
+    @Test func reconnectsAfterADropoutAndMarksTheGap() async throws {
+        let faults = [Scenario.FaultSpec(.disconnect, at: 1.5, for: 1.5)]
+        try await withSimulator(scenario(.polarH10, rate: 5, faults: faults)) { bt in
+            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: fastOptions())
+            let events = await collect(sensor, timeout: .seconds(20)) { events in
+                events.count(of: .streaming) >= 2 && events.readings.count >= 12
+            }
+            let states = events.states
+            #expect(states.contains { if case .disconnected = $0 { true } else { false } })
+            #expect(states.contains { if case .waitingToReconnect = $0 { true } else { false } })
+            #expect(events.count(of: .streaming) >= 2)
+            #expect(sensor.counters.connections >= 2)
+            // The first reading with beats after the reconnect starts a new segment.
+            let afterReconnect = events.split { if case .state(.streaming) = $0 { true } else { false } }
+            let firstWithBeats = afterReconnect.last.map(Array.init)?.readings.first { !$0.beats.isEmpty }
+            #expect(firstWithBeats?.isContinuous == false)
+        }
+    }
+
+    @Test func resubscribesAfterBluetoothdRestarts() async throws {
+        try await withSimulator(scenario(.wahooTICKR, rate: 10)) { bt in
+            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: fastOptions())
+            let simulator = bt.simulator
+            let restarted = Restarted()
+            let events = await collect(sensor, timeout: .seconds(20)) { events in
+                if events.readings.count == 5, await restarted.first() {
+                    try? await simulator.restartBluetoothd(downtime: .milliseconds(300))
+                }
+                return events.count(of: .streaming) >= 2 && events.readings.count >= 15
+            }
+            #expect(events.count(of: .streaming) >= 2)
+            #expect(events.readings.count >= 15)
+            #expect(sensor.counters.connections == 2)
+        }
+    }
+
+    @Test func pairsASensorThatRefusesNotificationsToAnUnpairedHost() async throws {
+        try await withSimulator(scenario(.powerbeatsPro2, rate: 5)) { bt in
+            let agent = PairingAgent()
+            try await agent.register(with: bt.client)
+            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor)
+            let events = await collect(sensor) { $0.readings.count >= 3 }
+            #expect(events.states.contains(.pairing))
+            #expect(events.readings.count >= 3)
+            #expect(events.readings.allSatisfy { $0.measurement.rrIntervals.isEmpty })
+            let device = try #require(try await bt.device(0))
+            #expect(device.isPaired && device.isBonded)
+            #expect(events.contains { if case .bodySensorLocation(.earLobe) = $0 { true } else { false } })
+        }
+    }
+
+    @Test func withoutPairingTheSensorsRefusalIsReported() async throws {
+        try await withSimulator(scenario(.powerbeatsPro2, rate: 5)) { bt in
+            var options = fastOptions()
+            options.pairsWhenRequired = false
+            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: options)
+            let events = await collect(sensor) { events in
+                events.states.contains { if case .disconnected = $0 { true } else { false } }
+            }
+            let reason = events.states.compactMap { if case .disconnected(let r) = $0 { r } else { nil } }.first
+            #expect(reason == "NotPermitted: Not paired")
+            #expect(events.readings.isEmpty)
+        }
+    }
+
+    @Test func malformedPayloadsAreCountedAndSkipped() async throws {
+        let faults = [Scenario.FaultSpec(.malformed, at: 0, every: 4)]
+        try await withSimulator(scenario(.polarH10, rate: 20, faults: faults)) { bt in
+            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor)
+            let events = await collect(sensor) { $0.readings.count >= 15 }
+            let malformed = events.compactMap { if case .malformed(let payload, _) = $0 { payload } else { nil } }
+            let sent = await bt.simulator.emittedNotifications()
+            let sentMalformed = sent.filter(\.malformed).map(\.payload)
+            #expect(malformed.count >= 4)
+            #expect(Array(sentMalformed.prefix(malformed.count)) == malformed)
+            #expect(sensor.counters.malformed == malformed.count)
+            let good = try sent.filter { !$0.malformed }.prefix(events.readings.count).map {
+                try HeartRateMeasurement(decoding: $0.payload)
+            }
+            #expect(events.readings.map(\.measurement) == good)
+        }
+    }
+
+    @Test func saturatedEnergyIsResetThroughTheControlPoint() async throws {
+        try await withSimulator(scenario(.garminHRM, rate: 20) { $0.energyStart = 65_534 }) { bt in
+            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor)
+            let events = await collect(sensor) { events in
+                events.contains { if case .energyExpendedReset = $0 { true } else { false } }
+                    && events.readings.last?.measurement.energyExpended.map { $0 < 100 } == true
+            }
+            let energies = events.readings.compactMap(\.measurement.energyExpended)
+            #expect(energies.contains(65_535))
+            #expect(energies.last.map { $0 < 100 } == true, "the sensor counts from zero again")
+            #expect(events.filter { if case .energyExpendedReset = $0 { true } else { false } }.count == 1)
+        }
+    }
+
+    @Test func aSilentSensorIsReportedStaleAndTheGapIsMarked() async throws {
+        let faults = [Scenario.FaultSpec(.drop, at: 1.5, for: 2)]
+        try await withSimulator(scenario(.polarH10, rate: 5, faults: faults)) { bt in
+            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor)
+            let events = await collect(sensor) { events in
+                events.states.contains(.stale) && events.count(of: .streaming) >= 2 && events.readings.count >= 12
+            }
+            #expect(events.states.contains(.stale))
+            let afterStale = Array(events.split { if case .state(.stale) = $0 { true } else { false } }.last ?? [])
+            let resumed = afterStale.readings.first { !$0.beats.isEmpty }
+            #expect(resumed?.isContinuous == false, "beats lost in the silence break the timeline")
+            #expect(sensor.counters.gaps >= 1)
+        }
+    }
+
+    @Test func aSensorThatIsNotThereIsReportedNotFound() async throws {
+        try await withSimulator(scenario(.polarH10)) { bt in
+            var options = fastOptions()
+            options.discoveryTimeout = .milliseconds(600)
+            let missing = try BluetoothAddress("00:11:22:33:44:55")
+            let sensor = HeartRateSensor(client: bt.client, target: .address(missing), options: options)
+            let events = await collect(sensor) { events in
+                events.states.contains { if case .disconnected = $0 { true } else { false } }
+            }
+            #expect(events.states.first == .searching)
+            let reason = events.states.compactMap { if case .disconnected(let r) = $0 { r } else { nil } }.first
+            #expect(reason?.contains("no sensor matching 00:11:22:33:44:55 found") == true)
+        }
+    }
+}
+
+/// Makes the restart in a test happen once.
+actor Restarted {
+    private var done = false
+    func first() -> Bool {
+        defer { done = true }
+        return !done
+    }
+}
