@@ -74,11 +74,14 @@ public final class BlueZClient: Sendable {
             }
             return (state.tasks, state.sinks)
         }
-        tasks.forEach { $0.cancel() }
-        _ = sinks
+        for task in tasks { task.cancel() }
+        // Dropped here, outside the lock: releasing a stream's continuation may call back into removeSink.
+        withExtendedLifetime(sinks) {}
     }
 
-    deinit { state.withLock { $0.tasks.forEach { $0.cancel() } } }
+    deinit {
+        for task in state.withLock({ $0.tasks }) { task.cancel() }
+    }
 
     /// Whether bluetoothd currently owns `org.bluez`.
     public var isServiceRunning: Bool { state.withLock { $0.serviceRunning } }

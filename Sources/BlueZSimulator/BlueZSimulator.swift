@@ -85,7 +85,7 @@ public actor BlueZSimulator {
 
     /// Leaves the bus and stops every clock.
     public func stop() {
-        tasks.forEach { $0.cancel() }
+        for task in tasks { task.cancel() }
         tasks = []
         goDown()
     }

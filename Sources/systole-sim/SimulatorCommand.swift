@@ -114,7 +114,9 @@ struct SimulatorCommand: AsyncParsableCommand {
                 source.resume()
                 sources.sources.append(source)
             }
-            continuation.onTermination = { _ in sources.sources.forEach { $0.cancel() } }
+            continuation.onTermination = { _ in
+                for source in sources.sources { source.cancel() }
+            }
             if let duration {
                 Task {
                     try? await Task.sleep(for: .seconds(duration))

@@ -1,0 +1,142 @@
+import Foundation
+import SystoleTestSupport
+import Testing
+
+/// `systole scan` and `systole monitor` as real processes, against a real `systole-sim` process on a private bus.
+@Suite struct BluetoothCommandTests {
+    /// A running `systole-sim` with its sensors' addresses.
+    final class Simulator {
+        let process: Process
+        let addresses: [String]
+
+        init(bus: PrivateBus, _ arguments: [String]) throws {
+            process = Process()
+            process.executableURL = CommandRunner.productsDirectory.appendingPathComponent("systole-sim")
+            process.arguments = ["--bus", bus.address] + arguments
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            var lines: [String] = []
+            var buffer = Data()
+            // "ready …" then one "sensor N ADDRESS" line per sensor.
+            while lines.first?.hasPrefix("ready") != true || lines.count < 2 {
+                let chunk = output.fileHandleForReading.availableData
+                guard !chunk.isEmpty else { break }
+                buffer.append(chunk)
+                lines = String(decoding: buffer, as: UTF8.self).split(separator: "\n").map(String.init)
+            }
+            addresses = lines.filter { $0.hasPrefix("sensor ") }.map { String($0.split(separator: " ")[2]) }
+        }
+
+        func stop() {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    func systole(_ arguments: [String]) throws -> CommandRunner.Result {
+        try CommandRunner.run("systole", arguments)
+    }
+
+    @Test func scanListsSensorsWithNameMakerRSSIAndPairing() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let simulator = try Simulator(bus: bus, ["--sensors", "2", "--model", "wahoo-tickr"])
+        defer { simulator.stop() }
+        #expect(simulator.addresses.count == 2)
+
+        let text = try systole(["scan", "--bus", bus.address, "--seconds", "0.6"])
+        #expect(text.status == 0)
+        let lines = text.standardOutput.split(separator: "\n")
+        #expect(lines.count == 2)
+        for address in simulator.addresses {
+            let line = try #require(lines.first { $0.hasPrefix(address) })
+            #expect(line.contains(" · TICKR "))
+            #expect(line.contains(" · Wahoo Fitness, LLC · "))
+            #expect(line.contains(" dBm"))
+            #expect(!line.contains("paired"))
+        }
+
+        let json = try systole(["scan", "--bus", bus.address, "--seconds", "0.6", "--json"])
+        let objects = try json.standardOutput.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(Set(objects.compactMap { $0["address"] as? String }) == Set(simulator.addresses))
+        #expect(objects.allSatisfy { $0["paired"] as? Bool == false && $0["rssi"] is Int })
+    }
+
+    @Test func monitorPrintsEachDecodedMeasurementAsTheSimulatorSentIt() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("emit-\(UUID()).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        let simulator = try Simulator(bus: bus, ["--rate", "10", "--emit-log", log])
+        defer { simulator.stop() }
+        let address = try #require(simulator.addresses.first)
+
+        let result = try systole(["monitor", address, "--bus", bus.address, "--json", "--count", "8"])
+        #expect(result.status == 0)
+        #expect(result.standardError.contains("systole: streaming"))
+        #expect(result.standardError.contains("body sensor location: chest"))
+        let lines = result.standardOutput.split(separator: "\n")
+        #expect(lines.count == 8)
+        let emitted = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        for (index, line) in lines.enumerated() {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(object["sensor"] as? String == address)
+            #expect((object["time"] as? String)?.hasSuffix("Z") == true)
+            // The same measurement, decoded by `systole decode` from the payload the simulator logged.
+            let payload = try #require(emitted[index]["payload"] as? String)
+            let decoded = try systole(["decode", payload, "--json"])
+            let expected = try #require(
+                try JSONSerialization.jsonObject(with: Data(decoded.standardOutput.utf8)) as? [String: Any]
+            )
+            for key in ["heartRate", "rrIntervals", "sensorContact", "energyExpended"] {
+                #expect("\(object[key] ?? "nil")" == "\(expected[key] ?? "nil")", "\(key) of measurement \(index)")
+            }
+        }
+    }
+
+    @Test func clearErrorsForEachWayItCanFail() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+
+        let noBluetoothd = try systole(["scan", "--bus", bus.address, "--seconds", "0.2"])
+        #expect(noBluetoothd.status == 1)
+        #expect(noBluetoothd.standardError.contains("bluetoothd is not running"))
+
+        let noBus = try systole(["monitor", "--bus", "unix:path=/nonexistent/bus"])
+        #expect(noBus.status == 1)
+        #expect(noBus.standardError.contains("Is D-Bus running, and is --bus right?"))
+
+        let badAdapter = try systole(["scan", "--adapter", "bluetooth0"])
+        #expect(badAdapter.status == 2)
+        #expect(badAdapter.standardError.contains("--adapter takes a name like hci0"))
+
+        let badAddress = try systole(["monitor", "12:34"])
+        #expect(badAddress.status == 2)
+        #expect(badAddress.standardError.contains("is not a Bluetooth address"))
+
+        let simulator = try Simulator(bus: bus, [])
+        defer { simulator.stop() }
+        let noAdapter = try systole(["scan", "--bus", bus.address, "--adapter", "hci4", "--seconds", "0.2"])
+        #expect(noAdapter.status == 1)
+        #expect(noAdapter.standardError.contains("no adapter named hci4 (found: hci0)"))
+
+        let absent = try systole(["monitor", "00:11:22:33:44:55", "--bus", bus.address])
+        #expect(absent.status == 1)
+        #expect(absent.standardError.contains("cannot monitor 00:11:22:33:44:55: DoesNotExist: no sensor matching"))
+    }
+
+    @Test func theSimulatorRefusesTheSystemBusAndMixedOptions() throws {
+        let system = try CommandRunner.run("systole-sim", ["--bus", "system"])
+        #expect(system.status != 0)
+        #expect(system.standardError.contains("refusing the system bus"))
+        let mixed = try CommandRunner.run("systole-sim", ["--scenario", "/tmp/x.json", "--sensors", "3"])
+        #expect(mixed.status != 0)
+        #expect(mixed.standardError.contains("with --scenario, put them in the file"))
+    }
+}
