@@ -60,6 +60,13 @@ let package = Package(
         ),
         .executableTarget(name: "systole", dependencies: ["SystoleCLI"]),
 
+        // MARK: Benchmarks (driven by scripts in Benchmarks/)
+        .executableTarget(
+            name: "systole-sensor-ingest",
+            dependencies: ["BlueZ", "CDBus"],
+            path: "Benchmarks/SensorIngest"
+        ),
+
         // MARK: Tests
         .target(name: "SystoleTestSupport", path: "Tests/SystoleTestSupport"),
         .testTarget(
