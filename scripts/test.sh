@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 
 echo "== format (.swift-format)"
-swift format lint --strict -r Sources Tests Fuzz Package.swift
+swift format lint --strict -r Sources Tests Fuzz Benchmarks Package.swift
 
 echo "== build (warnings are errors)"
 swift build --build-tests -Xswiftc -warnings-as-errors

@@ -64,14 +64,21 @@ public struct GattCharacteristic: Sendable, Hashable {
     /// Starts a notify session (`StartNotify`) and returns its notifications.
     ///
     /// The listener is in place before `StartNotify` is sent, so the first notification is never lost. The
-    /// stream throws ``BlueZError`` with kind `notConnected` when the characteristic disappears (the device
-    /// disconnected, or bluetoothd stopped); the session is stopped (`StopNotify`) when the consumer stops
-    /// iterating.
+    /// stream throws ``BlueZError`` with kind `notConnected` when the device disconnects (BlueZ keeps the GATT
+    /// objects and the session, but this stream ends: start a new one after reconnecting), when the
+    /// characteristic disappears, or when bluetoothd stops. The session is stopped (`StopNotify`) when the
+    /// consumer stops iterating. bluetoothd keeps one session per bus connection: a second stream on the same
+    /// connection shares it, and stopping either ends it.
     public func notifications() async throws(BlueZError) -> GattNotificationStream {
         let (stream, continuation) = AsyncThrowingStream<GattNotification, any Error>.makeStream()
         let path = path
-        let sink = client.addSink(pathPrefix: path) { event in
+        let devicePath = path.range(of: "/service").map { String(path[..<$0.lowerBound]) } ?? path
+        let sink = client.addSink(pathPrefix: devicePath) { event in
             switch event {
+            case .propertiesChanged(let change) where change.path == devicePath:
+                if change.changed["ServicesResolved"]?.bool == false || change.changed["Connected"]?.bool == false {
+                    continuation.finish(throwing: BlueZError(.notConnected, "\(devicePath) disconnected"))
+                }
             case .propertiesChanged(let change):
                 guard change.path == path, change.interface == BlueZ.Interface.gattCharacteristic,
                     let bytes = change.changed["Value"]?.bytes

@@ -129,8 +129,11 @@ public final class HeartRateSensor: Sendable {
                 for await event in events {
                     switch event {
                     case .serviceStarted: return
+                    // bluetoothd 5.66 does not always signal Connected; ServicesResolved always follows a connect.
                     case .propertiesChanged(let change)
-                    where change.interface == BlueZ.Interface.device && change.changed["Connected"]?.bool == true:
+                    where change.interface == BlueZ.Interface.device
+                        && (change.changed["Connected"]?.bool == true
+                            || change.changed["ServicesResolved"]?.bool == true):
                         if let chosen, Device(client: client, path: change.path).address == chosen { return }
                     default: continue
                     }
@@ -300,11 +303,13 @@ public final class HeartRateSensor: Sendable {
                 }
             }
             group.addTask {
-                // A bonded device keeps its GATT objects when the link drops, so watch Connected as well.
+                // bluetoothd keeps GATT objects when the link drops, so the device's own properties say it went.
                 for await event in deviceEvents {
                     switch event {
                     case .propertiesChanged(let change)
-                    where change.path == device.path && change.changed["Connected"]?.bool == false:
+                    where change.path == device.path
+                        && (change.changed["Connected"]?.bool == false
+                            || change.changed["ServicesResolved"]?.bool == false):
                         return
                     case .serviceStopped, .serviceStarted:
                         return

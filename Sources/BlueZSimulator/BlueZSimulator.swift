@@ -25,8 +25,11 @@ public actor BlueZSimulator {
     var defaultAgent: String?
     /// Registered GATT applications: (client, root) → profile UUIDs.
     var applications: [ApplicationKey: [String]] = [:]
+    /// The `GattProfile1` objects of each application, told `Release` when it is unregistered.
+    var profilePaths: [ApplicationKey: [String]] = [:]
     var tasks: [Task<Void, Never>] = []
     var restartsDone = 0
+    var hasStarted = false
     /// Whether `org.bluez` is currently on the bus (false during a simulated restart).
     public private(set) var isRunning = false
 
@@ -106,6 +109,15 @@ public actor BlueZSimulator {
         connection.export(makeRootObject())
         adapters = scenario.adapters.indices.map { makeAdapter($0) }
         for adapter in adapters { connection.export(adapter.object) }
+        let restarting = hasStarted
+        if restarting {
+            for adapter in adapters {
+                adapter.object.setProperties(
+                    Self.adapterInterface,
+                    ["Powered": .boolean(false), "PowerState": .string("off-enabling")]
+                )
+            }
+        }
         // Devices paired earlier are loaded from storage at start, as bluetoothd does.
         for sensor in sensors where sensor.pairedAtStart || sensor.bonded {
             for adapter in adapters { addDevice(sensor: sensor.index, adapter: adapter.index, paired: true) }
@@ -121,6 +133,18 @@ public actor BlueZSimulator {
             )
         }
         isRunning = true
+        hasStarted = true
+        if restarting {
+            // A restarted bluetoothd brings its adapters up a moment after taking the name.
+            let powered = adapters.filter { scenario.adapters[$0.index].powered }
+            try? await Task.sleep(for: .milliseconds(100))
+            for adapter in powered {
+                adapter.object.setProperties(
+                    Self.adapterInterface,
+                    ["Powered": .boolean(true), "PowerState": .string("on")]
+                )
+            }
+        }
     }
 
     /// Drops the connection: to clients this looks exactly like bluetoothd exiting.
@@ -133,6 +157,7 @@ public actor BlueZSimulator {
         agents = [:]
         defaultAgent = nil
         applications = [:]
+        profilePaths = [:]
         for index in sensors.indices { sensors[index].connectedVia = nil }
     }
 
@@ -162,6 +187,8 @@ public actor BlueZSimulator {
         agents.removeValue(forKey: name)
         if defaultAgent == name { defaultAgent = nil }
         applications = applications.filter { $0.key.owner != name }
+        profilePaths = profilePaths.filter { $0.key.owner != name }
+        updatePairable()
         for adapter in adapters { stopDiscovery(adapter: adapter.index, client: name) }
         for path in devices.keys { devices[path]?.dropSessions(of: name) }
     }
@@ -268,4 +295,8 @@ struct SimulatedSensor: Sendable {
 
     /// Advertised service UUIDs.
     var advertisedUUIDs: [String] { ["0000180d-0000-1000-8000-00805f9b34fb"] }
+    /// Every service UUID, known once GATT services are resolved.
+    var serviceUUIDs: [String] {
+        ["00001801", "0000180a", "0000180d", "0000180f"].map { $0 + "-0000-1000-8000-00805f9b34fb" }
+    }
 }

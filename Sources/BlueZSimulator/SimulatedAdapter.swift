@@ -100,6 +100,7 @@ extension BlueZSimulator {
                     DBusProperty("Powered", .boolean, access: .readwrite) { value throws(DBusError) in
                         await weakSelf.value?.poweredWillChange(adapter: index, to: value.bool ?? false)
                     },
+                    DBusProperty("PowerState", .string),
                     DBusProperty("Discoverable", .boolean, access: .readwrite),
                     DBusProperty("DiscoverableTimeout", .uint32, access: .readwrite),
                     DBusProperty("Pairable", .boolean, access: .readwrite),
@@ -117,9 +118,10 @@ extension BlueZSimulator {
                 "Alias": .string(spec.alias ?? "systole-sim"),
                 "Class": .uint32(0),
                 "Powered": .boolean(spec.powered),
+                "PowerState": .string(spec.powered ? "on" : "off"),
                 "Discoverable": .boolean(false),
                 "DiscoverableTimeout": .uint32(180),
-                "Pairable": .boolean(true),
+                "Pairable": .boolean(!agents.isEmpty),
                 "PairableTimeout": .uint32(0),
                 "Discovering": .boolean(false),
                 "UUIDs": .strings([

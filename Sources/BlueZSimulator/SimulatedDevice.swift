@@ -32,6 +32,7 @@ struct SimulatedDevice: Sendable {
 
 extension BlueZSimulator {
     static let deviceInterface = "org.bluez.Device1"
+    static let batteryInterface = "org.bluez.Battery1"
 
     func devicePath(adapter: Int, sensor: Int) -> String {
         "/org/bluez/hci\(adapter)/dev_" + sensors[sensor].address.replacingOccurrences(of: ":", with: "_")
@@ -64,6 +65,7 @@ extension BlueZSimulator {
                 [(.uint16(sensor.spec.model.companyID), .variant(.bytes([0x00, UInt8(index & 0xFF)])))]
             ),
             "ServicesResolved": .boolean(false),
+            "AdvertisingFlags": .bytes([0x06]),
         ]
         if let rssi { values["RSSI"] = .int16(rssi) }
         object.addInterface(
@@ -112,6 +114,7 @@ extension BlueZSimulator {
                     DBusProperty("Adapter", .objectPath),
                     DBusProperty("ManufacturerData", .array(.dictEntry(key: .uint16, value: .variant))),
                     DBusProperty("ServicesResolved", .boolean),
+                    DBusProperty("AdvertisingFlags", .array(.byte)),
                 ]
             ),
             values: values
@@ -146,7 +149,8 @@ extension BlueZSimulator {
     func connect(_ path: String) async throws(DBusError) {
         guard let device = devices[path] else { throw SimError.doesNotExist }
         guard isPowered(device.adapter) else { throw SimError.notReady }
-        guard !device.connected else { throw SimError.make("AlreadyConnected", "Already Connected") }
+        // bluetoothd answers Connect() on a connected device with success and no signal.
+        guard !device.connected else { return }
         guard !device.connecting else { throw SimError.inProgress }
         devices[path]?.connecting = true
         devices[path]?.userDisconnected = false
@@ -159,9 +163,12 @@ extension BlueZSimulator {
         try? await Task.sleep(for: .milliseconds(30))
         guard devices[path] != nil, isRunning else { throw SimError.doesNotExist }
         establish(path)
-        // GATT discovery takes a little while; Connect() returns once services are resolved.
-        try? await Task.sleep(for: .milliseconds(60))
-        resolveServices(path)
+        // As bluetoothd does, Connect() returns once the link is up; GATT discovery finishes a little later.
+        let weakSelf = WeakSimulator(self)
+        Task {
+            try? await Task.sleep(for: .milliseconds(60))
+            await weakSelf.value?.resolveServices(path)
+        }
     }
 
     func establish(_ path: String) {
@@ -174,36 +181,49 @@ extension BlueZSimulator {
 
     func resolveServices(_ path: String) {
         guard let device = devices[path], device.connected, let connection else { return }
+        // GATT objects are announced before ServicesResolved, and kept across disconnects (BlueZ's GATT cache).
         if device.gatt == nil {
             let gatt = makeGatt(devicePath: path)
             devices[path]?.gatt = gatt
             gatt.export(on: connection)
         }
-        setDevice(path, ["ServicesResolved": .boolean(true)])
+        setDevice(
+            path,
+            ["UUIDs": .strings(sensors[device.sensor].serviceUUIDs), "ServicesResolved": .boolean(true)]
+        )
+        // bluetoothd's battery plugin reads 0x2A19 and shows it on the device.
+        device.object.addInterface(
+            DBusInterface(
+                Self.batteryInterface,
+                properties: [DBusProperty("Percentage", .byte), DBusProperty("Source", .string)]
+            ),
+            values: [
+                "Percentage": .byte(sensors[device.sensor].battery), "Source": .string("GATT Battery Service"),
+            ]
+        )
     }
 
-    func disconnectCall(_ path: String) throws(DBusError) {
+    /// A clean disconnect: Battery1 goes, then ServicesResolved false, the reply, then Connected false.
+    func disconnectCall(_ path: String) async throws(DBusError) {
         guard let device = devices[path] else { throw SimError.doesNotExist }
         guard device.connected else { throw SimError.notConnected }
-        linkLost(path, byUser: true)
+        device.object.removeInterface(Self.batteryInterface)
+        try? await Task.sleep(for: .milliseconds(50))
+        setDevice(path, ["ServicesResolved": .boolean(false)])
+        let weakSelf = WeakSimulator(self)
+        Task { await weakSelf.value?.linkLost(path, byUser: true) }
     }
 
-    /// Ends a connection: services unresolved, GATT objects of an unbonded device removed (a bonded device's
-    /// are cached and its notify sessions kept), then `Connected` false.
+    /// Ends a connection. A link loss announces ServicesResolved and Connected false in one signal. GATT objects
+    /// and notify sessions stay (bluetoothd caches the database and resumes notifications on reconnect).
     func linkLost(_ path: String, byUser: Bool = false) {
         guard let device = devices[path], device.connected else { return }
-        setDevice(path, ["ServicesResolved": .boolean(false)])
-        if !device.paired, let gatt = device.gatt {
-            gatt.unexport(from: connection)
-            devices[path]?.gatt = nil
-            devices[path]?.heartRateSessions = []
-            devices[path]?.batterySessions = []
-        }
+        device.object.removeInterface(Self.batteryInterface)
         devices[path]?.connected = false
         devices[path]?.lastSeen = now
         if byUser { devices[path]?.userDisconnected = true }
         if sensors[device.sensor].connectedVia == path { sensors[device.sensor].connectedVia = nil }
-        setDevice(path, ["Connected": .boolean(false)])
+        setDevice(path, ["ServicesResolved": .boolean(false), "Connected": .boolean(false)])
     }
 
     /// What the kernel's auto-connect list does for devices a registered `GattProfile1` asks for: connect as
@@ -235,7 +255,12 @@ extension BlueZSimulator {
             establish(path)
             resolveServices(path)
         }
-        try await authorizePairing(path, client: client)
+        guard agents[client] != nil || defaultAgent != nil else {
+            // Seen with bluetoothd 5.66: with no agent anywhere, pairing fails and the link drops.
+            try? await Task.sleep(for: .milliseconds(50))
+            linkLost(path)
+            throw SimError.make("AuthenticationFailed", "Authentication Failed")
+        }
         try? await Task.sleep(for: .milliseconds(50))
         guard devices[path]?.pairing == true else {
             throw SimError.make("AuthenticationCanceled", "Authentication Canceled")

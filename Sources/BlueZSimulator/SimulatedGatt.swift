@@ -176,7 +176,7 @@ extension BlueZSimulator {
 
     func readValue(_ path: String, _ kind: Characteristic, flags: [String]) throws(DBusError) -> [UInt8] {
         let device = try connectedDevice(path)
-        guard flags.contains("read") else { throw SimError.make("NotPermitted", "Read not permitted") }
+        guard flags.contains("read") else { throw SimError.notSupported }
         let sensor = sensors[device.sensor]
         let value: [UInt8] = kind == .battery ? [sensor.battery] : [sensor.spec.model.bodySensorLocation]
         object(device.gatt!, kind).setProperty(Self.characteristicInterface, "Value", .bytes(value))
@@ -185,22 +185,29 @@ extension BlueZSimulator {
 
     func writeValue(_ path: String, _ kind: Characteristic, _ bytes: [UInt8], flags: [String]) throws(DBusError) {
         let device = try connectedDevice(path)
-        guard flags.contains("write") else { throw SimError.make("NotPermitted", "Write not permitted") }
+        guard flags.contains("write") else { throw SimError.notSupported }
         // The control point knows one command, Reset Energy Expended (0x01); anything else is ATT error 0x80.
         guard bytes == [0x01] else { throw SimError.failed("Operation failed with ATT error: 0x80") }
         sensors[device.sensor].behaviour.resetEnergyExpended()
     }
 
     func startNotify(_ path: String, _ kind: Characteristic, client: String, flags: [String]) throws(DBusError) {
-        let device = try connectedDevice(path)
         guard flags.contains("notify") else { throw SimError.notSupported }
+        if let device = devices[path], !device.connected,
+            (kind == .measurement ? device.heartRateSessions : device.batterySessions).contains(client)
+        {
+            // The session survives the disconnect and resumes by itself.
+            throw SimError.make("InProgress", "In Progress")
+        }
+        let device = try connectedDevice(path)
         let sensor = sensors[device.sensor]
         if sensor.requiresPairing, !device.paired {
             // The sensor answers the CCCD write with Insufficient Authentication; BlueZ reports it like this.
             throw SimError.make("NotPermitted", "Not paired")
         }
         let sessions = kind == .measurement ? device.heartRateSessions : device.batterySessions
-        guard !sessions.contains(client) else { throw SimError.inProgress }
+        // A second StartNotify from the same client succeeds without a signal.
+        guard !sessions.contains(client) else { return }
         if kind == .measurement {
             devices[path]?.heartRateSessions.insert(client)
         } else {
@@ -212,7 +219,7 @@ extension BlueZSimulator {
     }
 
     func stopNotify(_ path: String, _ kind: Characteristic, client: String) throws(DBusError) {
-        guard let device = devices[path], device.gatt != nil else { throw SimError.failed("Not connected") }
+        let device = try connectedDevice(path)
         let sessions = kind == .measurement ? device.heartRateSessions : device.batterySessions
         guard sessions.contains(client) else { throw SimError.failed("No notify session started") }
         devices[path]?.dropSessions(of: client)

@@ -46,37 +46,26 @@ extension BlueZSimulator {
         guard Self.capabilities.contains(capability) else { throw SimError.invalidArguments() }
         guard agents[client] == nil else { throw SimError.alreadyExists }
         agents[client] = (path, capability.isEmpty ? "KeyboardDisplay" : capability)
+        updatePairable()
+    }
+
+    /// bluetoothd makes adapters pairable only while some agent is registered.
+    func updatePairable() {
+        for adapter in adapters {
+            adapter.object.setProperty(Self.adapterInterface, "Pairable", .boolean(!agents.isEmpty))
+        }
     }
 
     func unregisterAgent(client: String, path: String) throws(DBusError) {
         guard agents[client]?.path == path else { throw SimError.doesNotExist }
         agents.removeValue(forKey: client)
         if defaultAgent == client { defaultAgent = nil }
+        updatePairable()
     }
 
     func requestDefaultAgent(client: String, path: String) throws(DBusError) {
         guard agents[client]?.path == path else { throw SimError.doesNotExist }
         defaultAgent = client
-    }
-
-    /// The pairing exchange with the agent of the caller (else the default agent). Sensors have no display or
-    /// keypad, so the association model is Just Works: an agent that can confirm is asked to authorise the
-    /// pairing (`RequestAuthorization`); an agent that refuses fails it with `AuthenticationRejected`.
-    func authorizePairing(_ path: String, client: String) async throws(DBusError) {
-        let owner = agents[client] != nil ? client : defaultAgent
-        guard let owner, let agent = agents[owner], let connection else { return }
-        guard agent.capability != "NoInputNoOutput" else { return }
-        do {
-            _ = try await connection.call(
-                destination: owner,
-                path: agent.path,
-                interface: "org.bluez.Agent1",
-                method: "RequestAuthorization",
-                arguments: [.objectPath(path)]
-            )
-        } catch {
-            throw SimError.make("AuthenticationRejected", "Authentication Rejected")
-        }
     }
 
     // MARK: GattManager1
@@ -127,9 +116,11 @@ extension BlueZSimulator {
             throw SimError.failed("Failed to read application objects: \(error.message)")
         }
         var uuids: [String] = []
+        var paths: [String] = []
         for entry in reply.first?.dictionaryEntries ?? [] {
             for interface in entry.value.dictionaryEntries ?? [] where interface.key.string == "org.bluez.GattProfile1"
             {
+                paths.append(entry.key.string ?? "")
                 for uuid in interface.value.propertyMap?["UUIDs"]?.strings ?? [] {
                     uuids.append(try Self.normalisedUUID(uuid))
                 }
@@ -137,12 +128,22 @@ extension BlueZSimulator {
         }
         guard !uuids.isEmpty else { throw SimError.invalidArguments("No object found implementing a GATT profile") }
         applications[key] = uuids
+        profilePaths[key] = paths
         for sensor in sensors.indices where sensors[sensor].inRange { autoConnect(sensor: sensor) }
     }
 
-    func unregisterApplication(client: String, root: String) throws(DBusError) {
-        guard applications.removeValue(forKey: ApplicationKey(owner: client, root: root)) != nil else {
-            throw SimError.doesNotExist
+    func unregisterApplication(client: String, root: String) async throws(DBusError) {
+        let key = ApplicationKey(owner: client, root: root)
+        guard applications.removeValue(forKey: key) != nil else { throw SimError.doesNotExist }
+        // bluetoothd tells each profile object it was released (best effort: a client may refuse).
+        guard let connection else { return }
+        for path in profilePaths.removeValue(forKey: key) ?? [] {
+            _ = try? await connection.call(
+                destination: client,
+                path: path,
+                interface: "org.bluez.GattProfile1",
+                method: "Release"
+            )
         }
     }
 }

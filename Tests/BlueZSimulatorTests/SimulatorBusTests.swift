@@ -28,6 +28,21 @@ import Testing
             )
         }
 
+        /// Connect() returns with the link up; GATT objects exist once ServicesResolved is true.
+        func waitForServices(_ path: String) async throws {
+            for _ in 0..<200 {
+                let resolved = try await call(
+                    path,
+                    "org.freedesktop.DBus.Properties",
+                    "Get",
+                    [.string("org.bluez.Device1"), .string("ServicesResolved")]
+                )
+                if resolved == [.variant(.boolean(true))] { return }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            throw DBusError(.timeout, "services of \(path) were not resolved")
+        }
+
         func objects() async throws -> [String: [String: [String: DBusValue]]] {
             let reply = try await call("/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
             var result: [String: [String: [String: DBusValue]]] = [:]
@@ -98,6 +113,7 @@ import Testing
             #expect(device["UUIDs"] == .strings(["0000180d-0000-1000-8000-00805f9b34fb"]))
 
             _ = try await f.call(path, "org.bluez.Device1", "Connect")
+            try await f.waitForServices(path)
             objects = try await f.objects()
             let characteristics = objects.filter { $0.value["org.bluez.GattCharacteristic1"] != nil }
             #expect(characteristics.count == 4)
@@ -180,8 +196,16 @@ import Testing
             let address = await f.simulator.sensorAddresses[0]
             let path = "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
             _ = try await f.call(path, "org.bluez.Device1", "Connect")
+            try await f.waitForServices(path)
             let measurement = path + "/service000a/char000b"
             let other = try await DBusConnection.connect(to: .address(f.bus.address))
+            _ = try await other.call(
+                destination: "org.bluez",
+                path: measurement,
+                interface: "org.bluez.GattCharacteristic1",
+                method: "StartNotify"
+            )
+            // A second StartNotify from the same client succeeds, as bluetoothd's does.
             _ = try await other.call(
                 destination: "org.bluez",
                 path: measurement,
@@ -228,6 +252,7 @@ import Testing
             let address = await f.simulator.sensorAddresses[0]
             let path = "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
             _ = try await f.call(path, "org.bluez.Device1", "Connect")
+            try await f.waitForServices(path)
             _ = try await f.call(path + "/service000a/char000b", "org.bluez.GattCharacteristic1", "StartNotify")
             try await Task.sleep(for: .milliseconds(500))
         }
