@@ -26,6 +26,8 @@ public struct Adapter: Sendable, Hashable {
     public var alias: String? { value("Alias")?.string }
     public var isPowered: Bool { value("Powered")?.bool ?? false }
     public var isDiscovering: Bool { value("Discovering")?.bool ?? false }
+    /// Whether the adapter accepts pairing (bluetoothd sets it while an agent is registered).
+    public var isPairable: Bool { value("Pairable")?.bool ?? false }
     /// Whether the adapter is still there.
     public var exists: Bool { client.properties(of: path, BlueZ.Interface.adapter) != nil }
 

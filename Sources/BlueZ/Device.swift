@@ -28,8 +28,12 @@ public struct Device: Sendable, Hashable {
     public var name: String? { value("Name")?.string }
     /// The name to show: the user's alias, else the name, else the address (as BlueZ fills it).
     public var alias: String? { value("Alias")?.string }
-    /// Signal strength in dBm; only present while discovery sees the device.
-    public var rssi: Int16? { value("RSSI")?.int64.map { Int16(clamping: $0) } }
+    /// Signal strength in dBm; only present while discovery sees the device (127, HCI's "not available", is
+    /// reported as nil).
+    public var rssi: Int16? {
+        guard let rssi = value("RSSI")?.int64, rssi != 127 else { return nil }
+        return Int16(clamping: rssi)
+    }
     /// Service UUIDs the device advertised or offers.
     public var uuids: [BluetoothUUID] { (value("UUIDs")?.strings ?? []).compactMap(BluetoothUUID.init) }
     /// Manufacturer data by company identifier.

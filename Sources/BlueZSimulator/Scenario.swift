@@ -285,7 +285,6 @@ extension Scenario {
 
     /// Checks values that decode but make no sense.
     public func validate() throws(Invalid) {
-        guard !adapters.isEmpty else { throw Invalid(description: "a scenario needs at least one adapter") }
         for (index, sensor) in sensors.enumerated() {
             let name = "sensors[\(index)]"
             guard sensor.count >= 1 else { throw Invalid(description: "\(name).count must be at least 1") }

@@ -215,3 +215,52 @@ import Testing
         #expect(BlueZError(.failed, "Not connected").attErrorCode == nil)
     }
 }
+
+/// Pairing and auto-connection through the objects systole exports to bluetoothd.
+@Suite struct BlueZRegistrationTests {
+    @Test func aRegisteredGattProfileMakesBluetoothdReconnectTheSensorByItself() async throws {
+        let faults = [Scenario.FaultSpec(.disconnect, at: 1, for: 1)]
+        try await withSimulator(scenario(.polarH10, faults: faults)) { bt in
+            let adapter = try bt.client.adapter(named: nil)
+            try await adapter.startDiscovery()
+            #expect(await eventually { !adapter.devices.isEmpty })
+            let device = try #require(adapter.devices.first)
+            try await adapter.stopDiscovery()
+            try await device.connect()
+            #expect(await eventually { device.servicesResolved })
+            let application = GattProfileApplication()
+            try await application.register(on: adapter)
+            // The link drops at 1 s; nobody calls Connect() again, yet the device is back after the fault.
+            #expect(await eventually(timeout: .seconds(3)) { !device.isConnected })
+            #expect(await eventually(timeout: .seconds(4)) { device.isConnected && device.servicesResolved })
+            await application.unregister(from: adapter)
+        }
+    }
+
+    @Test func pairingNeedsAnAgentAndOursDoesJustWorks() async throws {
+        try await withSimulator(scenario(.powerbeatsPro2)) { bt in
+            let adapter = try bt.client.adapter(named: nil)
+            try await adapter.startDiscovery()
+            #expect(await eventually { !adapter.devices.isEmpty })
+            let device = try #require(adapter.devices.first)
+            try await adapter.stopDiscovery()
+            #expect(adapter.isPairable == false)
+
+            let noAgent = await #expect(throws: BlueZError.self) { try await device.pair() }
+            #expect(noAgent?.kind == .authenticationFailed)
+            #expect(!device.isPaired)
+
+            let agent = PairingAgent()
+            try await agent.register(with: bt.client)
+            #expect(await eventually { adapter.isPairable })
+            try await device.pair()
+            #expect(await eventually { device.isPaired && device.isBonded })
+            let again = await #expect(throws: BlueZError.self) { try await agent.register(with: bt.client) }
+            #expect(again?.kind == .alreadyExists)
+            try await device.setTrusted(true)
+            #expect(await eventually { device.isTrusted })
+            try await device.remove()
+            #expect(await eventually { !device.exists })
+        }
+    }
+}

@@ -131,6 +131,29 @@ import Testing
         #expect(absent.standardError.contains("cannot monitor 00:11:22:33:44:55: DoesNotExist: no sensor matching"))
     }
 
+    @Test func noAdapterAndNoPermissionAreExplained() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let scenario = FileManager.default.temporaryDirectory.appendingPathComponent("none-\(UUID()).json").path
+        defer { try? FileManager.default.removeItem(atPath: scenario) }
+        _ = FileManager.default.createFile(atPath: scenario, contents: Data(#"{"adapters": []}"#.utf8))
+        let simulator = try Simulator(bus: bus, ["--scenario", scenario])
+        defer { simulator.stop() }
+        let none = try systole(["scan", "--bus", bus.address, "--seconds", "0.2"])
+        #expect(none.status == 1)
+        #expect(none.standardError.contains("no Bluetooth adapter found"))
+
+        // A bus that refuses calls to org.bluez, as the system bus does for users outside group 'bluetooth'.
+        let guarded = try PrivateBus(extraPolicy: #"<deny send_destination="org.bluez"/>"#)
+        defer { guarded.stop() }
+        let other = try Simulator(bus: guarded, [])
+        defer { other.stop() }
+        let denied = try systole(["scan", "--bus", guarded.address, "--seconds", "0.2"])
+        #expect(denied.status == 1)
+        #expect(denied.standardError.contains("not authorised to talk to bluetoothd"))
+        #expect(denied.standardError.contains("group 'bluetooth'"))
+    }
+
     @Test func theSimulatorRefusesTheSystemBusAndMixedOptions() throws {
         let system = try CommandRunner.run("systole-sim", ["--bus", "system"])
         #expect(system.status != 0)

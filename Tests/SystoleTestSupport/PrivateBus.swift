@@ -13,12 +13,16 @@ public final class PrivateBus: @unchecked Sendable {
     }
 
     /// Starts `dbus-daemon` with a session-bus policy and waits until it accepts connections.
-    public init() throws {
+    ///
+    /// - Parameter extraPolicy: more `<deny …/>`/`<allow …/>` rules for the default policy, e.g. to refuse calls
+    ///   to `org.bluez` as a system bus does for users outside group `bluetooth`.
+    public init(extraPolicy: String = "") throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("systole-bus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let socket = directory.appendingPathComponent("bus").path
         let config = directory.appendingPathComponent("bus.conf")
-        try Self.configuration(socket: socket).write(to: config, atomically: true, encoding: .utf8)
+        try Self.configuration(socket: socket, extraPolicy: extraPolicy)
+            .write(to: config, atomically: true, encoding: .utf8)
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") else {
             throw StartFailed(description: "/usr/bin/dbus-daemon is missing: install the 'dbus' package")
         }
@@ -47,7 +51,7 @@ public final class PrivateBus: @unchecked Sendable {
     }
 
     /// The configuration of a session-like bus where everything is allowed.
-    static func configuration(socket: String) -> String {
+    static func configuration(socket: String, extraPolicy: String) -> String {
         """
         <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
          "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -59,6 +63,7 @@ public final class PrivateBus: @unchecked Sendable {
             <allow send_destination="*" eavesdrop="true"/>
             <allow eavesdrop="true"/>
             <allow own="*"/>
+            \(extraPolicy)
           </policy>
         </busconfig>
         """
