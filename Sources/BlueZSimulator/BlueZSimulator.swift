@@ -64,8 +64,7 @@ public actor BlueZSimulator {
 
     /// Seconds since the simulator was created.
     var now: Double {
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        (ContinuousClock.now - start).seconds
     }
 
     /// The simulated sensors' addresses, in scenario order.
@@ -99,6 +98,21 @@ public actor BlueZSimulator {
         goDown()
         try await Task.sleep(for: downtime)
         try await comeUp()
+    }
+
+    // MARK: Faults on demand
+
+    /// Takes sensor `index` out of radio range now, for `duration`: the link drops at once and Connect() fails
+    /// until it is back.
+    public func takeOutOfRange(sensor index: Int, for duration: Duration) {
+        sensors[index].behaviour.add(Scenario.FaultSpec(.disconnect, at: now, for: duration.seconds))
+        sensors[index].inRange = false
+        if let path = sensors[index].connectedVia { linkLost(path) }
+    }
+
+    /// Loses sensor `index`'s notifications in the air from now, for `duration`.
+    public func dropNotifications(sensor index: Int, for duration: Duration) {
+        sensors[index].behaviour.add(Scenario.FaultSpec(.drop, at: now, for: duration.seconds))
     }
 
     /// Takes the name on a fresh connection and exports adapters and known devices.

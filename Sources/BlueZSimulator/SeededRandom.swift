@@ -21,6 +21,11 @@ struct SeededRandom: RandomNumberGenerator, Sendable {
     }
 }
 
+extension Duration {
+    /// The duration in seconds, as a floating-point number.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -13,7 +13,7 @@ struct SensorBehaviour: Sendable {
     let sendsRR: Bool
     let sendsEnergy: Bool
     let sendsContact: Bool
-    let faults: [Scenario.FaultSpec]
+    private(set) var faults: [Scenario.FaultSpec]
     private var random: SeededRandom
     /// Time of the next beat, seconds since start.
     private var nextBeat: Double
@@ -59,6 +59,9 @@ struct SensorBehaviour: Sendable {
 
     /// Whether the sensor is out of radio range at `time` (a disconnect fault).
     func isOutOfRange(at time: Double) -> Bool { active(.disconnect, at: time) }
+
+    /// Adds a fault while running (tests and tools trigger faults at a moment of their choosing).
+    mutating func add(_ fault: Scenario.FaultSpec) { faults.append(fault) }
 
     /// Resets energy expended, as a write of 0x01 to the Heart Rate Control Point does.
     mutating func resetEnergyExpended() { energy = 0 }

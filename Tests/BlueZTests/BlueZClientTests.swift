@@ -219,8 +219,7 @@ import Testing
 /// Pairing and auto-connection through the objects systole exports to bluetoothd.
 @Suite struct BlueZRegistrationTests {
     @Test func aRegisteredGattProfileMakesBluetoothdReconnectTheSensorByItself() async throws {
-        let faults = [Scenario.FaultSpec(.disconnect, at: 1, for: 1)]
-        try await withSimulator(scenario(.polarH10, faults: faults)) { bt in
+        try await withSimulator(scenario(.polarH10)) { bt in
             let adapter = try bt.client.adapter(named: nil)
             try await adapter.startDiscovery()
             #expect(await eventually { !adapter.devices.isEmpty })
@@ -230,9 +229,10 @@ import Testing
             #expect(await eventually { device.servicesResolved })
             let application = GattProfileApplication()
             try await application.register(on: adapter)
-            // The link drops at 1 s; nobody calls Connect() again, yet the device is back after the fault.
-            #expect(await eventually(timeout: .seconds(3)) { !device.isConnected })
-            #expect(await eventually(timeout: .seconds(4)) { device.isConnected && device.servicesResolved })
+            // The link drops; nobody calls Connect() again, yet the device is back when the sensor is.
+            await bt.simulator.takeOutOfRange(sensor: 0, for: .seconds(1))
+            #expect(await eventually { !device.isConnected })
+            #expect(await eventually { device.isConnected && device.servicesResolved })
             await application.unregister(from: adapter)
         }
     }

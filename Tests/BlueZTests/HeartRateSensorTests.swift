@@ -53,11 +53,15 @@ import Testing
     }
 
     @Test func reconnectsAfterADropoutAndMarksTheGap() async throws {
-        let faults = [Scenario.FaultSpec(.disconnect, at: 1.5, for: 1.5)]
-        try await withSimulator(scenario(.polarH10, rate: 5, faults: faults)) { bt in
+        try await withSimulator(scenario(.polarH10, rate: 5)) { bt in
             let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: fastOptions())
+            let simulator = bt.simulator
+            let once = Once()
             let events = await collect(sensor, timeout: .seconds(20)) { events in
-                events.count(of: .streaming) >= 2 && events.readings.count >= 12
+                if events.readings.count == 5, await once.first() {
+                    await simulator.takeOutOfRange(sensor: 0, for: .seconds(1.5))
+                }
+                return events.count(of: .streaming) >= 2 && events.readings.count >= 12
             }
             let states = events.states
             #expect(states.contains { if case .disconnected = $0 { true } else { false } })
@@ -75,9 +79,9 @@ import Testing
         try await withSimulator(scenario(.wahooTICKR, rate: 10)) { bt in
             let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: fastOptions())
             let simulator = bt.simulator
-            let restarted = Restarted()
+            let once = Once()
             let events = await collect(sensor, timeout: .seconds(20)) { events in
-                if events.readings.count == 5, await restarted.first() {
+                if events.readings.count == 5, await once.first() {
                     try? await simulator.restartBluetoothd(downtime: .milliseconds(300))
                 }
                 return events.count(of: .streaming) >= 2 && events.readings.count >= 15
@@ -127,7 +131,8 @@ import Testing
             let sentMalformed = sent.filter(\.malformed).map(\.payload)
             #expect(malformed.count >= 4)
             #expect(Array(sentMalformed.prefix(malformed.count)) == malformed)
-            #expect(sensor.counters.malformed == malformed.count)
+            // The sensor may have counted one more before the test stopped listening.
+            #expect((malformed.count...malformed.count + 1).contains(sensor.counters.malformed))
             let good = try sent.filter { !$0.malformed }.prefix(events.readings.count).map {
                 try HeartRateMeasurement(decoding: $0.payload)
             }
@@ -150,11 +155,16 @@ import Testing
     }
 
     @Test func aSilentSensorIsReportedStaleAndTheGapIsMarked() async throws {
-        let faults = [Scenario.FaultSpec(.drop, at: 1.5, for: 2)]
-        try await withSimulator(scenario(.polarH10, rate: 5, faults: faults)) { bt in
+        try await withSimulator(scenario(.polarH10, rate: 5)) { bt in
             let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor)
+            let simulator = bt.simulator
+            let once = Once()
             let events = await collect(sensor) { events in
-                events.states.contains(.stale) && events.count(of: .streaming) >= 2 && events.readings.count >= 12
+                if events.readings.count == 8, await once.first() {
+                    await simulator.dropNotifications(sensor: 0, for: .seconds(2))
+                }
+                return events.states.contains(.stale) && events.count(of: .streaming) >= 2
+                    && events.readings.count >= 12
             }
             #expect(events.states.contains(.stale))
             let afterStale = Array(events.split { if case .state(.stale) = $0 { true } else { false } }.last ?? [])
@@ -180,8 +190,8 @@ import Testing
     }
 }
 
-/// Makes the restart in a test happen once.
-actor Restarted {
+/// Lets a test trigger a fault exactly once.
+actor Once {
     private var done = false
     func first() -> Bool {
         defer { done = true }
