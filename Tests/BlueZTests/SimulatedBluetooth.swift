@@ -75,7 +75,8 @@ func eventually(
     return try await condition()
 }
 
-/// Runs a sensor and gathers its events until `stop` says enough (or the timeout passes).
+/// Runs a sensor and gathers its events until `stop` says enough (or the timeout passes), then stops the sensor
+/// and gathers what it still reported, so counters and events agree.
 func collect(
     _ sensor: HeartRateSensor,
     timeout: Duration = .seconds(15),
@@ -87,11 +88,14 @@ func collect(
         runner.cancel()
     }
     var events: [HeartRateSensorEvent] = []
+    var stopped = false
     for await event in sensor.events {
         events.append(event)
-        if await stop(events) { break }
+        if !stopped, await stop(events) {
+            stopped = true
+            runner.cancel()
+        }
     }
-    runner.cancel()
     timer.cancel()
     return events
 }
