@@ -16,6 +16,9 @@ public final class BlueZClient: Sendable {
         var objects: Objects = [:]
         var serviceRunning = false
         var sinks: [UInt64: Sink] = [:]
+        /// Sink ids by the path they watch ("" for all), so an event finds its sinks by walking up its own path
+        /// instead of testing every sink (a daemon with many sensors has hundreds).
+        var sinksByPrefix: [String: Set<UInt64>] = [:]
         var nextSinkID: UInt64 = 0
         var tasks: [Task<Void, Never>] = []
     }
@@ -71,6 +74,7 @@ public final class BlueZClient: Sendable {
             defer {
                 state.tasks = []
                 state.sinks = [:]
+                state.sinksByPrefix = [:]
             }
             return (state.tasks, state.sinks)
         }
@@ -179,11 +183,16 @@ public final class BlueZClient: Sendable {
     }
 
     private func dispatch(_ event: BlueZEvent, path: String?) {
-        let handlers = state.withLock { state in
-            state.sinks.values.compactMap { sink -> (@Sendable (BlueZEvent) -> Void)? in
-                guard let prefix = sink.pathPrefix, let path else { return sink.handler }
-                return path == prefix || path.hasPrefix(prefix + "/") ? sink.handler : nil
+        let handlers = state.withLock { state -> [@Sendable (BlueZEvent) -> Void] in
+            guard let path else { return state.sinks.values.map(\.handler) }
+            var ids = state.sinksByPrefix[""] ?? []
+            var index = path.startIndex
+            while index < path.endIndex {
+                let next = path[path.index(after: index)...].firstIndex(of: "/") ?? path.endIndex
+                if let found = state.sinksByPrefix[String(path[..<next])] { ids.formUnion(found) }
+                index = next
             }
+            return ids.compactMap { state.sinks[$0]?.handler }
         }
         for handler in handlers { handler(event) }
     }
@@ -195,12 +204,20 @@ public final class BlueZClient: Sendable {
         state.withLock { state in
             state.nextSinkID += 1
             state.sinks[state.nextSinkID] = Sink(pathPrefix: pathPrefix, handler: handler)
+            state.sinksByPrefix[pathPrefix ?? "", default: []].insert(state.nextSinkID)
             return state.nextSinkID
         }
     }
 
     func removeSink(_ id: UInt64) {
-        _ = state.withLock { $0.sinks.removeValue(forKey: id) }
+        // The removed sink is returned and released after the lock is let go (see close()).
+        _ = state.withLock { state -> Sink? in
+            guard let sink = state.sinks.removeValue(forKey: id) else { return nil }
+            let prefix = sink.pathPrefix ?? ""
+            state.sinksByPrefix[prefix]?.remove(id)
+            if state.sinksByPrefix[prefix]?.isEmpty == true { state.sinksByPrefix.removeValue(forKey: prefix) }
+            return sink
+        }
     }
 
     /// Events at `pathPrefix` or below (every event when nil), plus service started/stopped. The stream ends
