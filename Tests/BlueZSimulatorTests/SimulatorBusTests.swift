@@ -266,4 +266,52 @@ import Testing
             #expect((object?["payload"] as? String)?.isEmpty == false)
         }
     }
+
+    @Test func scenarioFaultsPlayOnTheirOwnClock() async throws {
+        var scenario = Scenario()
+        scenario.connectTimeout = 0.2
+        scenario.sensors[0].faults = [Scenario.FaultSpec(.disconnect, at: 1.5, for: 2.5)]
+        scenario.restarts = [Scenario.Window(at: 4.5, for: 0.3)]
+        try await withFixture(scenario) { f in
+            let owners = try await f.client.signals(
+                matching: DBusMatchRule(
+                    sender: "org.freedesktop.DBus",
+                    interface: "org.freedesktop.DBus",
+                    member: "NameOwnerChanged",
+                    arg0: "org.bluez"
+                )
+            )
+            let firstOwner = try #require(try await f.client.nameOwner(of: "org.bluez"))
+            _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
+            let address = await f.simulator.sensorAddresses[0]
+            let path = "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
+            _ = try await f.call(path, "org.bluez.Device1", "Connect")
+            func connected() async throws -> Bool {
+                try await f.call(
+                    path,
+                    "org.freedesktop.DBus.Properties",
+                    "Get",
+                    [.string("org.bluez.Device1"), .string("Connected")]
+                ) == [.variant(.boolean(true))]
+            }
+            #expect(try await connected())
+            // Out of range from 1.5 s to 4 s: the link drops and Connect() fails the way bluetoothd's does.
+            var dropped = false
+            for _ in 0..<60 where !dropped {
+                try await Task.sleep(for: .milliseconds(50))
+                dropped = try await !connected()
+            }
+            #expect(dropped)
+            let failed = await bluezError { _ = try await f.call(path, "org.bluez.Device1", "Connect") }
+            #expect(failed?.name == "org.bluez.Error.Failed")
+            #expect(failed?.message == "le-connection-abort-by-local")
+            // bluetoothd restarts at 4.5 s: the name goes and comes back with a new owner.
+            var iterator = owners.makeAsyncIterator()
+            let gone = try #require(try await iterator.next())
+            #expect(gone.arguments[1].string == firstOwner && gone.arguments[2].string == "")
+            let back = try #require(try await iterator.next())
+            #expect(back.arguments[1].string == "" && back.arguments[2].string?.isEmpty == false)
+            #expect(back.arguments[2].string != firstOwner)
+        }
+    }
 }
