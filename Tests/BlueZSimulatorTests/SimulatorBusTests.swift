@@ -270,8 +270,9 @@ import Testing
     @Test func scenarioFaultsPlayOnTheirOwnClock() async throws {
         var scenario = Scenario()
         scenario.connectTimeout = 0.2
-        scenario.sensors[0].faults = [Scenario.FaultSpec(.disconnect, at: 1.5, for: 2.5)]
-        scenario.restarts = [Scenario.Window(at: 4.5, for: 0.3)]
+        // Late enough that connecting comes first even on a loaded machine.
+        scenario.sensors[0].faults = [Scenario.FaultSpec(.disconnect, at: 3, for: 2.5)]
+        scenario.restarts = [Scenario.Window(at: 6.5, for: 0.3)]
         try await withFixture(scenario) { f in
             let owners = try await f.client.signals(
                 matching: DBusMatchRule(
@@ -295,9 +296,9 @@ import Testing
                 ) == [.variant(.boolean(true))]
             }
             #expect(try await connected())
-            // Out of range from 1.5 s to 4 s: the link drops and Connect() fails the way bluetoothd's does.
+            // Out of range from 3 s to 5.5 s: the link drops and Connect() fails the way bluetoothd's does.
             var dropped = false
-            for _ in 0..<60 where !dropped {
+            for _ in 0..<100 where !dropped {
                 try await Task.sleep(for: .milliseconds(50))
                 dropped = try await !connected()
             }
@@ -305,7 +306,7 @@ import Testing
             let failed = await bluezError { _ = try await f.call(path, "org.bluez.Device1", "Connect") }
             #expect(failed?.name == "org.bluez.Error.Failed")
             #expect(failed?.message == "le-connection-abort-by-local")
-            // bluetoothd restarts at 4.5 s: the name goes and comes back with a new owner.
+            // bluetoothd restarts at 6.5 s: the name goes and comes back with a new owner.
             var iterator = owners.makeAsyncIterator()
             let gone = try #require(try await iterator.next())
             #expect(gone.arguments[1].string == firstOwner && gone.arguments[2].string == "")
