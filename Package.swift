@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "BlueZ", targets: ["BlueZ"]),
         .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
+        .library(name: "WorkoutKit", targets: ["WorkoutKit"]),
         .executable(name: "systole-sim", targets: ["systole-sim"]),
     ],
     dependencies: [
@@ -41,6 +42,9 @@ let package = Package(
             name: "BlueZ",
             dependencies: ["CBluetooth", "DBus", "HeartRateProfile"]
         ),
+
+        // MARK: The HealthKit-style workout engine: session state machine, live builder, data source, statistics.
+        .target(name: "WorkoutKit"),
 
         // MARK: A BlueZ simulator: plays bluetoothd's org.bluez API with simulated sensors, for tests and the demo.
         .target(name: "BlueZSimulator", dependencies: ["DBus", "HeartRateProfile"]),
@@ -79,6 +83,7 @@ let package = Package(
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BlueZSimulator", "SystoleTestSupport"]),
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "SystoleTestSupport"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus"]),
+        .testTarget(name: "WorkoutKitTests", dependencies: ["WorkoutKit"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "SystoleTestSupport"]),
         .testTarget(
             name: "SystoleCLITests",
