@@ -26,7 +26,7 @@ public struct Device: Hashable, Sendable, Codable {
 }
 
 /// A metadata value (HealthKit allows strings, numbers, dates and quantities).
-public enum MetadataValue: Hashable, Sendable {
+public enum MetadataValue: Hashable, Sendable, Codable {
     case string(String)
     case number(Double)
     case date(Date)

@@ -13,7 +13,7 @@ public enum WorkoutEventType: Int, Hashable, Sendable, CaseIterable, Codable {
 }
 
 /// A workout event over a date interval (an instant for pause, resume and marker).
-public struct WorkoutEvent: Hashable, Sendable {
+public struct WorkoutEvent: Hashable, Sendable, Codable {
     public var type: WorkoutEventType
     public var startDate: Date
     public var endDate: Date
@@ -28,7 +28,7 @@ public struct WorkoutEvent: Hashable, Sendable {
 }
 
 /// One activity of a multi-activity workout (e.g. the bike leg of a triathlon).
-public struct WorkoutActivity: Hashable, Sendable, Identifiable {
+public struct WorkoutActivity: Hashable, Sendable, Identifiable, Codable {
     public var id: UUID
     public var configuration: WorkoutConfiguration
     public var startDate: Date

@@ -1,0 +1,92 @@
+import Foundation
+
+/// Where the workout engine keeps what it collects. `SQLiteHealthStore` (module HealthStore) is the durable
+/// default; ``InMemoryHealthStore`` serves tests and tools.
+public protocol HealthStore: Sendable {
+    /// Saves samples as they arrive, linked to the workout collecting them (nil: not part of a workout).
+    func save(_ samples: [Sample], workoutID: UUID?) async throws
+    /// Saves a finished workout.
+    func save(_ workout: Workout) async throws
+    /// Deletes the samples collected for a workout that was discarded.
+    func deleteSamples(ofWorkout id: UUID) async throws
+    /// The samples of a workout, oldest first (used to rebuild statistics after a crash).
+    func samples(ofWorkout id: UUID) async throws -> [Sample]
+    /// Records the state of the workout in progress; replaces the previous record.
+    func saveJournal(_ journal: WorkoutJournal) async throws
+    /// The state of the workout that was in progress, if any.
+    func loadJournal() async throws -> WorkoutJournal?
+    /// Forgets the workout in progress (it ended or was discarded).
+    func clearJournal() async throws
+}
+
+/// Everything needed to bring a workout in progress back after a crash: written on every change.
+public struct WorkoutJournal: Hashable, Sendable, Codable {
+    public var sessionID: UUID
+    public var workoutID: UUID
+    public var configuration: WorkoutConfiguration
+    public var state: WorkoutSessionState
+    public var startDate: Date?
+    public var endDate: Date?
+    public var lastDate: Date?
+    public var currentActivity: WorkoutActivity?
+    public var activities: [WorkoutActivity]
+    public var collectionStartDate: Date?
+    public var collectionEndDate: Date?
+    public var events: [WorkoutEvent]
+    public var metadata: [String: MetadataValue]
+
+    public init(
+        sessionID: UUID,
+        workoutID: UUID,
+        configuration: WorkoutConfiguration,
+        state: WorkoutSessionState,
+        startDate: Date?,
+        endDate: Date?,
+        lastDate: Date?,
+        currentActivity: WorkoutActivity?,
+        activities: [WorkoutActivity],
+        collectionStartDate: Date?,
+        collectionEndDate: Date?,
+        events: [WorkoutEvent],
+        metadata: [String: MetadataValue]
+    ) {
+        self.sessionID = sessionID
+        self.workoutID = workoutID
+        self.configuration = configuration
+        self.state = state
+        self.startDate = startDate
+        self.endDate = endDate
+        self.lastDate = lastDate
+        self.currentActivity = currentActivity
+        self.activities = activities
+        self.collectionStartDate = collectionStartDate
+        self.collectionEndDate = collectionEndDate
+        self.events = events
+        self.metadata = metadata
+    }
+}
+
+/// A ``HealthStore`` in memory.
+public actor InMemoryHealthStore: HealthStore {
+    public private(set) var samples: [(sample: Sample, workoutID: UUID?)] = []
+    public private(set) var workouts: [Workout] = []
+    public private(set) var journal: WorkoutJournal?
+
+    public init() {}
+
+    public func save(_ samples: [Sample], workoutID: UUID?) {
+        self.samples += samples.map { ($0, workoutID) }
+    }
+
+    public func save(_ workout: Workout) { workouts.append(workout) }
+
+    public func deleteSamples(ofWorkout id: UUID) { samples.removeAll { $0.workoutID == id } }
+
+    public func samples(ofWorkout id: UUID) -> [Sample] {
+        samples.filter { $0.workoutID == id }.map(\.sample).sorted { $0.startDate < $1.startDate }
+    }
+
+    public func saveJournal(_ journal: WorkoutJournal) { self.journal = journal }
+    public func loadJournal() -> WorkoutJournal? { journal }
+    public func clearJournal() { journal = nil }
+}

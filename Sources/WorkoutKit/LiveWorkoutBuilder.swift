@@ -1,0 +1,287 @@
+import Foundation
+
+/// What a ``LiveWorkoutBuilder`` reports as it collects, so a UI or log updates without polling.
+public enum LiveWorkoutBuilderEvent: Hashable, Sendable {
+    /// New samples of these types were collected (statistics changed).
+    case collectedData(Set<SampleType>)
+    /// A workout event was collected (pause, resume, lap, marker, segment).
+    case collectedEvent(WorkoutEvent)
+}
+
+/// Why a builder refused a call. Nothing changed.
+public enum LiveWorkoutBuilderError: Error, Hashable, Sendable, CustomStringConvertible {
+    case notCollecting
+    case alreadyCollecting
+    case collectionEnded
+    case collectionNotEnded
+    case finished
+    case overlappingLap(start: Date)
+    case invalidInterval(start: Date, end: Date)
+
+    public var description: String {
+        switch self {
+        case .notCollecting: "the builder is not collecting: call beginCollection(at:) first"
+        case .alreadyCollecting: "collection has already begun"
+        case .collectionEnded: "collection has ended: nothing more can be added"
+        case .collectionNotEnded: "end collection (endCollection(at:)) before finishing the workout"
+        case .finished: "the workout was already finished or discarded"
+        case .overlappingLap(let start): "a lap starting at \(start) overlaps the previous lap: laps never overlap"
+        case .invalidInterval(let start, let end): "an event cannot end (\(end)) before it starts (\(start))"
+        }
+    }
+}
+
+/// Builds a workout while it happens (HealthKit's HKLiveWorkoutBuilder): collects samples (stored as they
+/// arrive), events and metadata, keeps statistics current (discrete: average/min/max/most recent; cumulative:
+/// sum; samples during pauses are stored but left out), and saves the workout at the end.
+public actor LiveWorkoutBuilder {
+    /// The identifier the finished workout will have; samples are stored under it as they arrive.
+    public nonisolated let workoutID: UUID
+    public nonisolated let configuration: WorkoutConfiguration
+    /// Builder events; iterate from one task.
+    public nonisolated let events: AsyncStream<LiveWorkoutBuilderEvent>
+    private let continuation: AsyncStream<LiveWorkoutBuilderEvent>.Continuation
+    let store: (any HealthStore)?
+
+    public private(set) var startDate: Date?
+    public private(set) var endDate: Date?
+    public private(set) var workoutEvents: [WorkoutEvent] = []
+    public private(set) var metadata: [String: MetadataValue] = [:]
+    public private(set) var activities: [WorkoutActivity] = []
+    private var finished = false
+    /// Every quantity value collected, by type, to recompute statistics when pauses change.
+    private var values: [String: [Collected]] = [:]
+    private var statisticsByType: [String: Statistics] = [:]
+    private var devices: [Device] = []
+    /// Called after every change that must survive a crash (set by the session).
+    var journal: (@Sendable () async -> Void)?
+
+    struct Collected: Hashable, Sendable {
+        var type: QuantityType
+        var value: Double
+        var count: Int
+        var start: Date
+        var end: Date
+    }
+
+    init(workoutID: UUID = UUID(), configuration: WorkoutConfiguration, store: (any HealthStore)?) {
+        self.workoutID = workoutID
+        self.configuration = configuration
+        self.store = store
+        (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1024))
+    }
+
+    func setJournal(_ journal: @escaping @Sendable () async -> Void) { self.journal = journal }
+
+    // MARK: Collecting
+
+    /// Starts collecting at `date` (the workout's start date).
+    public func beginCollection(at date: Date) async throws(LiveWorkoutBuilderError) {
+        guard !finished else { throw .finished }
+        guard startDate == nil else { throw .alreadyCollecting }
+        startDate = date
+        await journal?()
+    }
+
+    /// Stores samples and adds quantity samples to the statistics (unless they fall in a pause).
+    public func add(_ samples: [Sample]) async throws {
+        guard !finished else { throw LiveWorkoutBuilderError.finished }
+        guard startDate != nil else { throw LiveWorkoutBuilderError.notCollecting }
+        guard endDate == nil else { throw LiveWorkoutBuilderError.collectionEnded }
+        guard !samples.isEmpty else { return }
+        try await store?.save(samples, workoutID: workoutID)
+        var types = Set<SampleType>()
+        for sample in samples {
+            types.insert(sample.sampleType)
+            switch sample {
+            case .quantity(let quantity):
+                include(device: quantity.device)
+                guard let value = try? quantity.quantity.doubleValue(for: quantity.type.canonicalUnit) else { continue }
+                let collected = Collected(
+                    type: quantity.type,
+                    value: value,
+                    count: quantity.count,
+                    start: quantity.startDate,
+                    end: quantity.endDate
+                )
+                values[quantity.type.identifier, default: []].append(collected)
+                if counts(collected.start) { accumulate(collected) }
+            case .heartbeatSeries(let series):
+                include(device: series.device)
+            }
+        }
+        continuation.yield(.collectedData(types))
+    }
+
+    private func include(device: Device?) {
+        if let device, !devices.contains(device) { devices.append(device) }
+    }
+
+    /// Adds events: laps (which never overlap), markers, segments (which may), pause and resume.
+    public func addWorkoutEvents(_ events: [WorkoutEvent]) async throws(LiveWorkoutBuilderError) {
+        guard !finished else { throw .finished }
+        guard startDate != nil else { throw .notCollecting }
+        var laps = workoutEvents.filter { $0.type == .lap }
+        for event in events {
+            guard event.endDate >= event.startDate else {
+                throw .invalidInterval(start: event.startDate, end: event.endDate)
+            }
+            if event.type == .lap {
+                if laps.contains(where: { event.startDate < $0.endDate && $0.startDate < event.endDate }) {
+                    throw .overlappingLap(start: event.startDate)
+                }
+                laps.append(event)
+            }
+        }
+        workoutEvents += events
+        workoutEvents.sort { $0.startDate < $1.startDate }
+        if events.contains(where: { $0.type == .pause || $0.type == .resume }) { recomputeStatistics() }
+        for event in events { continuation.yield(.collectedEvent(event)) }
+        await journal?()
+    }
+
+    /// Adds (or replaces) metadata of the workout.
+    public func addMetadata(_ metadata: [String: MetadataValue]) async throws(LiveWorkoutBuilderError) {
+        guard !finished else { throw .finished }
+        self.metadata.merge(metadata) { _, new in new }
+        await journal?()
+    }
+
+    func record(activity: WorkoutActivity) async {
+        activities.removeAll { $0.id == activity.id }
+        activities.append(activity)
+        await journal?()
+    }
+
+    /// Ends collection at `date` (the workout's end date).
+    public func endCollection(at date: Date) async throws(LiveWorkoutBuilderError) {
+        guard !finished else { throw .finished }
+        guard startDate != nil else { throw .notCollecting }
+        guard endDate == nil else { throw .collectionEnded }
+        endDate = date
+        recomputeStatistics()
+        await journal?()
+    }
+
+    /// Saves and returns the workout. Collection must have ended.
+    public func finishWorkout() async throws -> Workout {
+        guard !finished else { throw LiveWorkoutBuilderError.finished }
+        guard let startDate, let endDate else { throw LiveWorkoutBuilderError.collectionNotEnded }
+        let workout = Workout(
+            id: workoutID,
+            configuration: configuration,
+            startDate: startDate,
+            endDate: endDate,
+            duration: elapsedTime(at: endDate),
+            events: workoutEvents,
+            activities: activities,
+            metadata: metadata,
+            statistics: statisticsByType,
+            devices: devices
+        )
+        try await store?.save(workout)
+        finished = true
+        continuation.finish()
+        await journal?()
+        return workout
+    }
+
+    /// Drops the workout and the samples collected for it.
+    public func discardWorkout() async throws {
+        guard !finished else { throw LiveWorkoutBuilderError.finished }
+        try await store?.deleteSamples(ofWorkout: workoutID)
+        finished = true
+        continuation.finish()
+        await journal?()
+    }
+
+    public var isFinished: Bool { finished }
+
+    // MARK: Statistics and time
+
+    /// Statistics of one quantity type over the workout so far, samples during pauses excluded.
+    public func statistics(for type: QuantityType) -> Statistics? {
+        statisticsByType[type.identifier]
+    }
+
+    /// The types collected so far.
+    public var collectedTypes: Set<SampleType> {
+        Set(values.keys.compactMap(QuantityType.init(identifier:)).map(SampleType.quantity))
+    }
+
+    /// Time worked out between the start and `date` (or the end, if earlier), pauses excluded.
+    public func elapsedTime(at date: Date) -> Double {
+        guard let startDate else { return 0 }
+        let end = min(date, endDate ?? date)
+        guard end > startDate else { return 0 }
+        let paused = pauseIntervals(until: end).reduce(0.0) { total, interval in
+            let from = max(interval.start, startDate)
+            let to = min(interval.end, end)
+            return total + max(0, to.timeIntervalSince(from))
+        }
+        return end.timeIntervalSince(startDate) - paused
+    }
+
+    /// Pause → resume intervals (an unfinished pause runs to `until`).
+    private func pauseIntervals(until: Date) -> [(start: Date, end: Date)] {
+        var intervals: [(start: Date, end: Date)] = []
+        var pausedAt: Date?
+        for event in workoutEvents {
+            switch event.type {
+            case .pause where pausedAt == nil: pausedAt = event.startDate
+            case .resume:
+                if let start = pausedAt { intervals.append((start, event.startDate)) }
+                pausedAt = nil
+            default: continue
+            }
+        }
+        if let pausedAt { intervals.append((pausedAt, max(until, pausedAt))) }
+        return intervals
+    }
+
+    /// Whether a sample starting at `date` counts toward the workout's statistics.
+    private func counts(_ date: Date) -> Bool {
+        guard let startDate, date >= startDate else { return false }
+        if let endDate, date >= endDate { return false }
+        return !pauseIntervals(until: .distantFuture).contains { date >= $0.start && date < $0.end }
+    }
+
+    private func accumulate(_ collected: Collected) {
+        let key = collected.type.identifier
+        var statistics =
+            statisticsByType[key]
+            ?? Statistics(quantityType: collected.type, startDate: startDate ?? collected.start, endDate: collected.end)
+        statistics.add(collected.value, count: collected.count, start: collected.start, end: collected.end)
+        statistics.endDate = max(statistics.endDate, collected.end)
+        statisticsByType[key] = statistics
+    }
+
+    private func recomputeStatistics() {
+        statisticsByType = [:]
+        for collected in values.values.joined() where counts(collected.start) { accumulate(collected) }
+    }
+
+    // MARK: Recovery
+
+    func restore(from journal: WorkoutJournal, samples: [Sample]) {
+        startDate = journal.collectionStartDate
+        endDate = journal.collectionEndDate
+        workoutEvents = journal.events
+        metadata = journal.metadata
+        activities = journal.activities + (journal.currentActivity.map { [$0] } ?? [])
+        for case .quantity(let quantity) in samples {
+            include(device: quantity.device)
+            guard let value = try? quantity.quantity.doubleValue(for: quantity.type.canonicalUnit) else { continue }
+            values[quantity.type.identifier, default: []].append(
+                Collected(
+                    type: quantity.type,
+                    value: value,
+                    count: quantity.count,
+                    start: quantity.startDate,
+                    end: quantity.endDate
+                )
+            )
+        }
+        recomputeStatistics()
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+
+/// One reading from a heart-rate sensor, as the Bluetooth layer delivers it.
+public struct SensorMeasurement: Hashable, Sendable {
+    /// One beat, back-dated by the sensor layer.
+    public struct Beat: Hashable, Sendable {
+        public var date: Date
+        /// The RR interval ending at this beat, raw 1/1024 s ticks.
+        public var rrTicks: UInt16
+        /// Beats before this one were lost.
+        public var precededByGap: Bool
+
+        public init(date: Date, rrTicks: UInt16, precededByGap: Bool = false) {
+            self.date = date
+            self.rrTicks = rrTicks
+            self.precededByGap = precededByGap
+        }
+    }
+
+    public var date: Date
+    /// Beats per minute, nil when the sensor had no reading (e.g. no skin contact).
+    public var heartRate: Double?
+    public var beats: [Beat]
+    /// The sensor's cumulative energy-expended counter in kJ, when this notification carried it.
+    public var energyExpended: UInt16?
+
+    public init(date: Date, heartRate: Double?, beats: [Beat] = [], energyExpended: UInt16? = nil) {
+        self.date = date
+        self.heartRate = heartRate
+        self.beats = beats
+        self.energyExpended = energyExpended
+    }
+}
+
+/// A source of sensor readings (the BlueZ layer's heart-rate sensors implement it).
+public protocol WorkoutSensor: Sendable {
+    /// The sensor, for the samples' device.
+    var device: Device { get async }
+    /// Readings until the sensor is let go of.
+    func measurements() -> AsyncStream<SensorMeasurement>
+}
+
+/// Decides whether a sample is collected.
+public typealias SamplePredicate = @Sendable (Sample) -> Bool
+
+/// Why a data source refused a call.
+public enum LiveWorkoutDataSourceError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The type is not among those the configuration enables: only ask for what you need.
+    case typeNotEnabled(SampleType, enabled: [String])
+    /// A user sample of a type the data source does not collect.
+    case notCollected(SampleType)
+
+    public var description: String {
+        switch self {
+        case .typeNotEnabled(let type, let enabled):
+            "\(type) is not enabled in the configuration (enabled: \(enabled.joined(separator: ", "))); "
+                + "add it to the enabled sample types first"
+        case .notCollected(let type):
+            "\(type) is not being collected: enable collection for it first"
+        }
+    }
+}
+
+/// Turns sensor readings and user entries into samples for a ``LiveWorkoutBuilder`` (HealthKit's
+/// HKLiveWorkoutDataSource): collects ``typesToCollect`` (defaulting by activity), filtered by predicates, and
+/// says which of them the connected sensors actually generate.
+public actor LiveWorkoutDataSource {
+    public nonisolated let configuration: WorkoutConfiguration
+    /// The types the configuration allows; asking for any other is an error.
+    public nonisolated let enabledTypes: Set<SampleType>
+    public private(set) var typesToCollect: Set<SampleType>
+    private var predicates: [SampleType: SamplePredicate] = [:]
+    private var builder: LiveWorkoutBuilder?
+    /// Types the sensors have produced data for since collection began.
+    public private(set) var generatedTypes: Set<SampleType> = []
+    private var lastEnergy: [String: UInt16] = [:]
+    private var lastEnergyDate: [String: Date] = [:]
+    private var sensorTasks: [Task<Void, Never>] = []
+
+    /// The types a workout of `activity` collects unless told otherwise: heart rate, heartbeat series and
+    /// active energy. Swimming leaves out the heartbeat series (beat-to-beat timing is unreliable in water).
+    public static func defaultTypes(for activity: WorkoutActivityType) -> Set<SampleType> {
+        activity == .swimming
+            ? [.heartRate, .activeEnergyBurned] : [.heartRate, .heartbeatSeries, .activeEnergyBurned]
+    }
+
+    public init(
+        configuration: WorkoutConfiguration,
+        enabledTypes: Set<SampleType> = [.heartRate, .heartbeatSeries, .activeEnergyBurned, .dietaryWater]
+    ) {
+        self.configuration = configuration
+        self.enabledTypes = enabledTypes
+        typesToCollect = Self.defaultTypes(for: configuration.activityType).intersection(enabledTypes)
+    }
+
+    /// Collects `type`, optionally only samples `predicate` accepts.
+    public func enableCollection(
+        for type: SampleType,
+        predicate: SamplePredicate? = nil
+    ) throws(LiveWorkoutDataSourceError) {
+        guard enabledTypes.contains(type) else {
+            throw .typeNotEnabled(type, enabled: enabledTypes.map(\.identifier).sorted())
+        }
+        typesToCollect.insert(type)
+        predicates[type] = predicate
+    }
+
+    /// Stops collecting `type`.
+    public func disableCollection(for type: SampleType) {
+        typesToCollect.remove(type)
+        predicates[type] = nil
+    }
+
+    /// Sends collected samples to `builder`.
+    public func attach(to builder: LiveWorkoutBuilder) { self.builder = builder }
+
+    /// Reads `sensor` until ``stop()``.
+    public func connect(_ sensor: any WorkoutSensor) {
+        let task = Task { [weak self] in
+            let device = await sensor.device
+            for await measurement in sensor.measurements() {
+                guard let self else { return }
+                await self.receive(measurement, from: device)
+            }
+        }
+        sensorTasks.append(task)
+    }
+
+    /// Lets go of every sensor.
+    public func stop() {
+        for task in sensorTasks { task.cancel() }
+        sensorTasks = []
+    }
+
+    /// Converts one reading into samples and hands those being collected to the builder.
+    public func receive(_ measurement: SensorMeasurement, from device: Device) async {
+        var samples: [Sample] = []
+        if let bpm = measurement.heartRate {
+            generatedTypes.insert(.heartRate)
+            samples.append(
+                .quantity(
+                    QuantitySample(
+                        type: .heartRate,
+                        quantity: Quantity(bpm, .countPerMinute),
+                        start: measurement.date,
+                        end: measurement.date,
+                        device: device
+                    )
+                )
+            )
+        }
+        if let first = measurement.beats.first {
+            generatedTypes.insert(.heartbeatSeries)
+            let beats = measurement.beats.map {
+                HeartbeatSeriesSample.Beat(
+                    timeSinceStart: $0.date.timeIntervalSince(first.date),
+                    rrTicks: $0.rrTicks,
+                    precededByGap: $0.precededByGap
+                )
+            }
+            samples.append(
+                .heartbeatSeries(
+                    HeartbeatSeriesSample(
+                        start: first.date,
+                        end: measurement.beats.last!.date,
+                        beats: beats,
+                        device: device
+                    )
+                )
+            )
+        }
+        if let energy = measurement.energyExpended {
+            generatedTypes.insert(.activeEnergyBurned)
+            let key = device.address ?? device.name ?? ""
+            if let previous = lastEnergy[key], let since = lastEnergyDate[key] {
+                // The counter only grows, except when it was reset (at saturation): then it counts from zero.
+                let delta = energy >= previous ? energy - previous : energy
+                if delta > 0 {
+                    samples.append(
+                        .quantity(
+                            QuantitySample(
+                                type: .activeEnergyBurned,
+                                quantity: Quantity(Double(delta), .kilojoule),
+                                start: since,
+                                end: measurement.date,
+                                device: device
+                            )
+                        )
+                    )
+                }
+            }
+            lastEnergy[key] = energy
+            lastEnergyDate[key] = measurement.date
+        }
+        await deliver(samples)
+    }
+
+    /// A sample the user adds during the workout (e.g. water drunk).
+    public func addUserSample(_ sample: QuantitySample) async throws {
+        let type = SampleType.quantity(sample.type)
+        guard enabledTypes.contains(type) else {
+            throw LiveWorkoutDataSourceError.typeNotEnabled(type, enabled: enabledTypes.map(\.identifier).sorted())
+        }
+        guard typesToCollect.contains(type) else { throw LiveWorkoutDataSourceError.notCollected(type) }
+        try await builder?.add([.quantity(sample)])
+    }
+
+    private func deliver(_ samples: [Sample]) async {
+        let collected = samples.filter { sample in
+            typesToCollect.contains(sample.sampleType) && (predicates[sample.sampleType]?(sample) ?? true)
+        }
+        guard !collected.isEmpty, let builder else { return }
+        try? await builder.add(collected)
+    }
+}

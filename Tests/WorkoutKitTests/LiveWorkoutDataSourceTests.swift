@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+import WorkoutKit
+
+@Suite struct LiveWorkoutDataSourceTests {
+    let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+    let strap = Device(name: "Polar H10 1A2B3C4D", address: "A0:9E:1A:1A:2B:3C", manufacturer: "Polar Electro OY")
+
+    func collecting(
+        _ activity: WorkoutActivityType = .running,
+        enabled: Set<SampleType>? = nil
+    ) async throws
+        -> (LiveWorkoutDataSource, LiveWorkoutBuilder)
+    {
+        let configuration = WorkoutConfiguration(activityType: activity)
+        let session = await WorkoutSession(configuration: configuration, clock: ManualWorkoutClock(t0))
+        try await session.startActivity(at: t0)
+        let builder = session.associatedWorkoutBuilder()
+        try await builder.beginCollection(at: t0)
+        let source =
+            enabled.map { LiveWorkoutDataSource(configuration: configuration, enabledTypes: $0) }
+            ?? LiveWorkoutDataSource(configuration: configuration)
+        await source.attach(to: builder)
+        return (source, builder)
+    }
+
+    @Test func typesToCollectDefaultByActivity() async {
+        #expect(
+            await LiveWorkoutDataSource(configuration: WorkoutConfiguration(activityType: .running)).typesToCollect
+                == [.heartRate, .heartbeatSeries, .activeEnergyBurned]
+        )
+        #expect(
+            await LiveWorkoutDataSource(configuration: WorkoutConfiguration(activityType: .swimming)).typesToCollect
+                == [.heartRate, .activeEnergyBurned]
+        )
+    }
+
+    @Test func sensorReadingsBecomeSamplesAndSayWhatIsGenerated() async throws {
+        let (source, builder) = try await collecting()
+        let beat = SensorMeasurement.Beat(date: t0.addingTimeInterval(0.9), rrTicks: 820)
+        await source.receive(
+            SensorMeasurement(date: t0.addingTimeInterval(1), heartRate: 75, beats: [beat]),
+            from: strap
+        )
+        await source.receive(SensorMeasurement(date: t0.addingTimeInterval(2), heartRate: 77), from: strap)
+        // A strap with RR but no energy field generates no energy.
+        #expect(await source.generatedTypes == [.heartRate, .heartbeatSeries])
+        let hr = try #require(await builder.statistics(for: .heartRate))
+        #expect(hr.readingCount == 2)
+        #expect(await builder.statistics(for: .activeEnergyBurned) == nil)
+    }
+
+    @Test func theEnergyCounterBecomesDeltasAcrossAReset() async throws {
+        let (source, builder) = try await collecting()
+        for (second, counter) in [(1.0, 65_500), (11, 65_520), (21, 65_535), (31, 12)] as [(Double, UInt16)] {
+            await source.receive(
+                SensorMeasurement(date: t0.addingTimeInterval(second), heartRate: 150, energyExpended: counter),
+                from: strap
+            )
+        }
+        let energy = try #require(await builder.statistics(for: .activeEnergyBurned))
+        // 20 + 15, then the counter was reset and counted 12 from zero; the first value is only a baseline.
+        #expect(energy.sumQuantity() == Quantity(47, .kilojoule))
+        #expect(await source.generatedTypes.contains(.activeEnergyBurned))
+    }
+
+    @Test func onlyEnabledTypesAndWhatPredicatesAcceptAreCollected() async throws {
+        let (source, builder) = try await collecting(enabled: [.heartRate, .dietaryWater])
+        #expect(await source.typesToCollect == [.heartRate])
+        await #expect(throws: LiveWorkoutDataSourceError.self) {
+            try await source.enableCollection(for: .heartbeatSeries)
+        }
+        try await source.enableCollection(for: .heartRate) { sample in
+            if case .quantity(let q) = sample { return q.quantity.value >= 40 }
+            return false
+        }
+        await source.receive(SensorMeasurement(date: t0.addingTimeInterval(1), heartRate: 0), from: strap)
+        await source.receive(SensorMeasurement(date: t0.addingTimeInterval(2), heartRate: 90), from: strap)
+        #expect(await builder.statistics(for: .heartRate)?.readingCount == 1)
+
+        let water = QuantitySample(
+            type: .dietaryWater,
+            quantity: Quantity(250, .milliliter),
+            start: t0.addingTimeInterval(3),
+            end: t0.addingTimeInterval(3)
+        )
+        await #expect(throws: LiveWorkoutDataSourceError.notCollected(.dietaryWater)) {
+            try await source.addUserSample(water)
+        }
+        try await source.enableCollection(for: .dietaryWater)
+        try await source.addUserSample(water)
+        #expect(await builder.statistics(for: .dietaryWater)?.sumQuantity() == Quantity(250, .milliliter))
+        await source.disableCollection(for: .heartRate)
+        await source.receive(SensorMeasurement(date: t0.addingTimeInterval(4), heartRate: 95), from: strap)
+        #expect(await builder.statistics(for: .heartRate)?.readingCount == 1)
+    }
+
+    @Test func aConnectedSensorFeedsTheBuilder() async throws {
+        struct FakeSensor: WorkoutSensor {
+            let device: Device
+            let readings: [SensorMeasurement]
+            func measurements() -> AsyncStream<SensorMeasurement> {
+                AsyncStream { continuation in
+                    for reading in readings { continuation.yield(reading) }
+                    continuation.finish()
+                }
+            }
+        }
+        let (source, builder) = try await collecting()
+        let readings = (1...5).map {
+            SensorMeasurement(date: t0.addingTimeInterval(Double($0)), heartRate: Double(100 + $0))
+        }
+        await source.connect(FakeSensor(device: strap, readings: readings))
+        var count = 0
+        for _ in 0..<200 {
+            count = await builder.statistics(for: .heartRate)?.readingCount ?? 0
+            if count == 5 { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(count == 5)
+        #expect(await builder.statistics(for: .heartRate)?.mostRecentQuantity() == Quantity(105, .countPerMinute))
+        await source.stop()
+    }
+}
