@@ -12,11 +12,13 @@ let package = Package(
         .library(name: "BlueZ", targets: ["BlueZ"]),
         .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
         .library(name: "WorkoutKit", targets: ["WorkoutKit"]),
+        .library(name: "HealthStore", targets: ["HealthStore"]),
         .executable(name: "systole-sim", targets: ["systole-sim"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // MARK: C system libraries (pkg-config), with header-only shims for what Swift cannot import.
@@ -45,6 +47,12 @@ let package = Package(
 
         // MARK: The HealthKit-style workout engine: session state machine, live builder, data source, statistics.
         .target(name: "WorkoutKit"),
+
+        // MARK: Persistence: the HealthStore protocol's SQLite implementation (GRDB).
+        .target(
+            name: "HealthStore",
+            dependencies: ["WorkoutKit", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
 
         // MARK: A BlueZ simulator: plays bluetoothd's org.bluez API with simulated sensors, for tests and the demo.
         .target(name: "BlueZSimulator", dependencies: ["DBus", "HeartRateProfile"]),
@@ -84,6 +92,13 @@ let package = Package(
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "SystoleTestSupport"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus"]),
         .testTarget(name: "WorkoutKitTests", dependencies: ["WorkoutKit"]),
+        .testTarget(name: "HealthStoreTests", dependencies: ["HealthStore", "WorkoutKit", "SystoleTestSupport"]),
+        // A child process the crash-recovery test kills with SIGKILL.
+        .executableTarget(
+            name: "health-store-probe",
+            dependencies: ["HealthStore", "WorkoutKit"],
+            path: "Tests/HealthStoreProbe"
+        ),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "SystoleTestSupport"]),
         .testTarget(
             name: "SystoleCLITests",

@@ -4,8 +4,9 @@
 #   libbluetooth-dev  libbluetooth headers and pkg-config file (CBluetooth)
 #   pkg-config        how SwiftPM finds both
 #   dbus              dbus-daemon, for the private buses the tests start
+#   libsqlite3-dev    SQLite, which GRDB (the HealthStore) links
 set -euo pipefail
-packages=(libdbus-1-dev libbluetooth-dev pkg-config dbus)
+packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev pkg-config dbus)
 
 if ! command -v swift >/dev/null 2>&1; then
   echo "install-deps: no 'swift' on PATH: install the Swift 6 toolchain (swift.org) and put its usr/bin on PATH" >&2

@@ -1,5 +1,5 @@
 /// How a quantity type's samples combine.
-public enum AggregationStyle: String, Hashable, Sendable {
+public enum AggregationStyle: String, Hashable, Sendable, Codable {
     /// Point readings (heart rate): average, minimum, maximum, most recent.
     case discrete
     /// Amounts that add up (energy, water): sum.
@@ -8,7 +8,7 @@ public enum AggregationStyle: String, Hashable, Sendable {
 
 /// A kind of quantity samples, with its unit dimension and how samples combine. Extend with your own by
 /// creating more (the identifier must be unique).
-public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
+public struct QuantityType: Hashable, Sendable, Codable, CustomStringConvertible {
     /// A stable identifier, stored with every sample (`heartRate`).
     public let identifier: String
     public let aggregationStyle: AggregationStyle

@@ -2,15 +2,15 @@ import Foundation
 
 /// Statistics over quantity samples of one type (HealthKit's HKStatistics). Discrete types have average,
 /// minimum, maximum and most recent; cumulative types have a sum.
-public struct Statistics: Hashable, Sendable {
+public struct Statistics: Hashable, Sendable, Codable {
     public let quantityType: QuantityType
     public var startDate: Date
     public var endDate: Date
     /// Readings included (a series sample counts each of its readings).
     public private(set) var readingCount = 0
     private var total = 0.0
-    private var minimum = Double.infinity
-    private var maximum = -Double.infinity
+    private var minimum: Double?
+    private var maximum: Double?
     private var mostRecentValue: Double?
     public private(set) var mostRecentDateInterval: ClosedRange<Date>?
 
@@ -36,8 +36,8 @@ public struct Statistics: Hashable, Sendable {
             total += value
         case .discrete:
             total += value * Double(count)
-            minimum = min(minimum, seriesMinimum ?? value)
-            maximum = max(maximum, seriesMaximum ?? value)
+            minimum = min(minimum ?? .infinity, seriesMinimum ?? value)
+            maximum = max(maximum ?? -.infinity, seriesMaximum ?? value)
         }
         if let latest = mostRecentDateInterval, end < latest.upperBound { return }
         mostRecentValue = value
@@ -53,13 +53,13 @@ public struct Statistics: Hashable, Sendable {
     }
 
     public func minimumQuantity() -> Quantity? {
-        guard quantityType.aggregationStyle == .discrete, readingCount > 0 else { return nil }
-        return quantity(minimum)
+        guard quantityType.aggregationStyle == .discrete else { return nil }
+        return minimum.map(quantity)
     }
 
     public func maximumQuantity() -> Quantity? {
-        guard quantityType.aggregationStyle == .discrete, readingCount > 0 else { return nil }
-        return quantity(maximum)
+        guard quantityType.aggregationStyle == .discrete else { return nil }
+        return maximum.map(quantity)
     }
 
     /// The latest sample's value (discrete types).

@@ -1,7 +1,7 @@
 /// A unit of measure, HealthKit-style: a symbol, a dimension, and its size in the dimension's base unit.
-public struct Unit: Hashable, Sendable, CustomStringConvertible {
+public struct Unit: Hashable, Sendable, Codable, CustomStringConvertible {
     /// What the unit measures; only units of one dimension convert into each other.
-    public enum Dimension: String, Hashable, Sendable {
+    public enum Dimension: String, Hashable, Sendable, Codable {
         case frequency
         case energy
         case volume
@@ -43,7 +43,7 @@ public struct Unit: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// An amount in a unit.
-public struct Quantity: Hashable, Sendable, CustomStringConvertible {
+public struct Quantity: Hashable, Sendable, Codable, CustomStringConvertible {
     public let value: Double
     public let unit: Unit
 

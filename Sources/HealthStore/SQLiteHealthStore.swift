@@ -1,0 +1,389 @@
+import Foundation
+import GRDB
+import WorkoutKit
+
+/// The durable ``HealthStore``: one SQLite file in WAL mode, written through GRDB.
+///
+/// Durability: `save(_:workoutID:)` returns once its samples are committed with `synchronous = FULL`, so a
+/// returned save survives a crash of the process and a power loss. Samples arriving together are committed
+/// together (group commit): the first waits at most ``commitWindow`` for others, so at most that much data is in
+/// flight (not yet returned, and lost on power loss) at any moment.
+public final class SQLiteHealthStore: HealthStore {
+    public let path: String
+    let pool: DatabasePool
+    private let writer: GroupCommitWriter
+
+    /// How long a save waits for others to share its commit.
+    public static let commitWindow: Duration = .milliseconds(100)
+
+    /// Opens (creating if needed) the store at `path` and brings its schema up to date.
+    public init(path: String) throws(HealthStoreError) {
+        self.path = path
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+            try Schema.migrator.migrate(pool)
+        } catch {
+            throw HealthStoreError(error, path: path, doing: "opening the store")
+        }
+        writer = GroupCommitWriter(pool: pool, path: path, window: Self.commitWindow)
+    }
+
+    // MARK: Samples
+
+    public func save(_ samples: [Sample], workoutID: UUID?) async throws {
+        guard !samples.isEmpty else { return }
+        try await writer.write(samples, workoutID: workoutID)
+    }
+
+    /// Inserts samples at once, in one transaction (bulk imports and benchmarks).
+    public func insertNow(_ samples: [Sample], workoutID: UUID?) throws(HealthStoreError) {
+        do {
+            try pool.write { db in try Self.insert(samples, workoutID: workoutID, db) }
+        } catch {
+            throw HealthStoreError(error, path: path, doing: "saving \(samples.count) samples")
+        }
+    }
+
+    static func insert(_ samples: [Sample], workoutID: UUID?, _ db: Database) throws {
+        let quantity = try db.cachedStatement(
+            sql: """
+                INSERT INTO quantitySample (uuid, type, value, startDate, endDate, count, deviceID, workoutID, metadata)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        )
+        let series = try db.cachedStatement(
+            sql: """
+                INSERT INTO heartbeatSeries (uuid, startDate, endDate, deviceID, workoutID, metadata, beats)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """
+        )
+        var devices: [Device: Int64] = [:]
+        func deviceID(_ device: Device?) throws -> Int64? {
+            guard let device else { return nil }
+            if let id = devices[device] { return id }
+            let id = try Self.deviceID(device, db)
+            devices[device] = id
+            return id
+        }
+        for sample in samples {
+            switch sample {
+            case .quantity(let q):
+                let value = try q.quantity.doubleValue(for: q.type.canonicalUnit)
+                try quantity.execute(arguments: [
+                    q.id, q.type.identifier, value, q.startDate.timeIntervalSince1970,
+                    q.endDate.timeIntervalSince1970, q.count, try deviceID(q.device), workoutID,
+                    q.metadata.isEmpty ? nil : try Coding.encode(q.metadata),
+                ])
+            case .heartbeatSeries(let h):
+                try series.execute(arguments: [
+                    h.id, h.startDate.timeIntervalSince1970, h.endDate.timeIntervalSince1970,
+                    try deviceID(h.device), workoutID, h.metadata.isEmpty ? nil : try Coding.encode(h.metadata),
+                    Coding.pack(h.beats),
+                ])
+            }
+        }
+    }
+
+    static func deviceID(_ device: Device, _ db: Database) throws -> Int64 {
+        let key = try Coding.encode(device)
+        if let id = try Int64.fetchOne(db, sql: "SELECT id FROM device WHERE key = ?", arguments: [key]) {
+            return id
+        }
+        try db.execute(
+            sql: """
+                INSERT INTO device (key, name, address, manufacturer, bodyLocation, firmwareVersion)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                key, device.name, device.address, device.manufacturer, device.bodyLocation, device.firmwareVersion,
+            ]
+        )
+        return db.lastInsertedRowID
+    }
+
+    public func deleteSamples(ofWorkout id: UUID) async throws {
+        try await writer.flush()
+        try await write("deleting the samples of workout \(id)") { db in
+            try db.execute(sql: "DELETE FROM quantitySample WHERE workoutID = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM heartbeatSeries WHERE workoutID = ?", arguments: [id])
+        }
+    }
+
+    public func samples(ofWorkout id: UUID) async throws -> [Sample] {
+        try await writer.flush()
+        return try await read("reading the samples of workout \(id)") { db in
+            let devices = try Self.devices(db)
+            var samples: [Sample] = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT uuid, type, value, startDate, endDate, count, deviceID, metadata
+                    FROM quantitySample WHERE workoutID = ? ORDER BY startDate, id
+                    """,
+                arguments: [id]
+            ).compactMap { row in try Self.quantitySample(row, devices) }
+            samples += try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT uuid, startDate, endDate, deviceID, metadata, beats
+                    FROM heartbeatSeries WHERE workoutID = ? ORDER BY startDate, id
+                    """,
+                arguments: [id]
+            ).map { row in try Self.heartbeatSeries(row, devices) }
+            return samples.sorted { $0.startDate < $1.startDate }
+        }
+    }
+
+    static func devices(_ db: Database) throws -> [Int64: Device] {
+        var devices: [Int64: Device] = [:]
+        for row in try Row.fetchAll(
+            db,
+            sql: "SELECT id, name, address, manufacturer, bodyLocation, firmwareVersion FROM device"
+        ) {
+            devices[row["id"]] = Device(
+                name: row["name"],
+                address: row["address"],
+                manufacturer: row["manufacturer"],
+                bodyLocation: row["bodyLocation"],
+                firmwareVersion: row["firmwareVersion"]
+            )
+        }
+        return devices
+    }
+
+    static func quantitySample(_ row: Row, _ devices: [Int64: Device]) throws -> Sample? {
+        guard let type = QuantityType(identifier: row["type"]) else { return nil }
+        let metadata: String? = row["metadata"]
+        let deviceID: Int64? = row["deviceID"]
+        return .quantity(
+            QuantitySample(
+                id: row["uuid"],
+                type: type,
+                quantity: Quantity(row["value"], type.canonicalUnit),
+                start: Date(timeIntervalSince1970: row["startDate"]),
+                end: Date(timeIntervalSince1970: row["endDate"]),
+                count: row["count"],
+                device: deviceID.flatMap { devices[$0] },
+                metadata: try metadata.map { try Coding.decode([String: MetadataValue].self, $0) } ?? [:]
+            )
+        )
+    }
+
+    static func heartbeatSeries(_ row: Row, _ devices: [Int64: Device]) throws -> Sample {
+        let metadata: String? = row["metadata"]
+        let deviceID: Int64? = row["deviceID"]
+        return .heartbeatSeries(
+            HeartbeatSeriesSample(
+                id: row["uuid"],
+                start: Date(timeIntervalSince1970: row["startDate"]),
+                end: Date(timeIntervalSince1970: row["endDate"]),
+                beats: Coding.unpack(row["beats"]),
+                device: deviceID.flatMap { devices[$0] },
+                metadata: try metadata.map { try Coding.decode([String: MetadataValue].self, $0) } ?? [:]
+            )
+        )
+    }
+
+    // MARK: Workouts
+
+    public func save(_ workout: Workout) async throws {
+        try await writer.flush()
+        let body = WorkoutBody(
+            configuration: workout.configuration,
+            events: workout.events,
+            activities: workout.activities,
+            metadata: workout.metadata,
+            statistics: workout.statistics,
+            devices: workout.devices
+        )
+        let text = try Coding.encode(body)
+        try await write("saving workout \(workout.id)") { db in
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO workout (uuid, activityType, locationType, startDate, endDate, duration, body)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    workout.id, workout.configuration.activityType.rawValue,
+                    workout.configuration.locationType.rawValue, workout.startDate.timeIntervalSince1970,
+                    workout.endDate.timeIntervalSince1970, workout.duration, text,
+                ]
+            )
+        }
+    }
+
+    /// Finished workouts, oldest first, optionally of one activity and starting in a date range.
+    public func workouts(
+        activity: WorkoutActivityType? = nil,
+        from start: Date? = nil,
+        to end: Date? = nil
+    ) async throws -> [Workout] {
+        var conditions: [String] = []
+        var arguments: StatementArguments = []
+        if let activity {
+            conditions.append("activityType = ?")
+            arguments += [activity.rawValue]
+        }
+        if let start {
+            conditions.append("startDate >= ?")
+            arguments += [start.timeIntervalSince1970]
+        }
+        if let end {
+            conditions.append("startDate < ?")
+            arguments += [end.timeIntervalSince1970]
+        }
+        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        let bound = arguments
+        return try await read("reading workouts") { db in
+            try Row.fetchAll(
+                db,
+                sql: "SELECT uuid, startDate, endDate, duration, body FROM workout \(filter) ORDER BY startDate",
+                arguments: bound
+            ).map { row in
+                let body = try Coding.decode(WorkoutBody.self, row["body"])
+                return Workout(
+                    id: row["uuid"],
+                    configuration: body.configuration,
+                    startDate: Date(timeIntervalSince1970: row["startDate"]),
+                    endDate: Date(timeIntervalSince1970: row["endDate"]),
+                    duration: row["duration"],
+                    events: body.events,
+                    activities: body.activities,
+                    metadata: body.metadata,
+                    statistics: body.statistics,
+                    devices: body.devices
+                )
+            }
+        }
+    }
+
+    // MARK: Journal
+
+    public func saveJournal(_ journal: WorkoutJournal) async throws {
+        let text = try Coding.encode(journal)
+        try await write("recording the workout in progress") { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO journal (id, body) VALUES (1, ?)", arguments: [text])
+        }
+    }
+
+    public func loadJournal() async throws -> WorkoutJournal? {
+        let text = try await read("reading the workout in progress") { db in
+            try String.fetchOne(db, sql: "SELECT body FROM journal WHERE id = 1")
+        }
+        return try text.map { try Coding.decode(WorkoutJournal.self, $0) }
+    }
+
+    public func clearJournal() async throws {
+        try await write("clearing the workout in progress") { db in
+            try db.execute(sql: "DELETE FROM journal")
+        }
+    }
+
+    /// Waits until every save so far is committed.
+    public func flush() async throws { try await writer.flush() }
+
+    // MARK: Access
+
+    func write(_ doing: String, _ body: @Sendable @escaping (Database) throws -> Void) async throws(HealthStoreError) {
+        do {
+            try await pool.write(body)
+        } catch {
+            throw HealthStoreError(error, path: path, doing: doing)
+        }
+    }
+
+    func read<T: Sendable>(
+        _ doing: String,
+        _ body: @Sendable @escaping (Database) throws -> T
+    ) async throws(HealthStoreError) -> T {
+        do {
+            return try await pool.read(body)
+        } catch {
+            throw HealthStoreError(error, path: path, doing: doing)
+        }
+    }
+}
+
+/// Commits samples that arrive close together in one transaction, and answers each caller once its samples are
+/// committed. Commits run on GRDB's writer queue, never blocking the Swift concurrency pool.
+actor GroupCommitWriter {
+    private let pool: DatabasePool
+    private let path: String
+    private let window: Duration
+    private var pending: [(samples: [Sample], workoutID: UUID?)] = []
+    private var waiters: [CheckedContinuation<Void, any Error>] = []
+    private var pendingCount = 0
+    private var scheduled = false
+    /// Commits under way; ``flush()`` waits for them too.
+    private var inFlight: [UInt64: Task<Void, Never>] = [:]
+    private var nextCommit: UInt64 = 0
+    /// Commit as soon as this many samples wait.
+    private let batchLimit = 2_000
+
+    init(pool: DatabasePool, path: String, window: Duration) {
+        self.pool = pool
+        self.path = path
+        self.window = window
+    }
+
+    func write(_ samples: [Sample], workoutID: UUID?) async throws {
+        try await withCheckedThrowingContinuation { continuation in
+            pending.append((samples, workoutID))
+            pendingCount += samples.count
+            waiters.append(continuation)
+            if pendingCount >= batchLimit {
+                commit()
+            } else if !scheduled {
+                scheduled = true
+                Task {
+                    try? await Task.sleep(for: window)
+                    self.commit()
+                }
+            }
+        }
+    }
+
+    /// Waits until everything saved so far is committed.
+    func flush() async throws {
+        if !pending.isEmpty {
+            try await withCheckedThrowingContinuation { continuation in
+                waiters.append(continuation)
+                commit()
+            }
+        }
+        for task in inFlight.values { await task.value }
+    }
+
+    private func commit() {
+        scheduled = false
+        guard !waiters.isEmpty else { return }
+        let batch = pending
+        let waiting = waiters
+        pending = []
+        waiters = []
+        pendingCount = 0
+        nextCommit += 1
+        let id = nextCommit
+        let pool = pool
+        let path = path
+        inFlight[id] = Task {
+            let result: Result<Void, any Error>
+            do {
+                try await pool.write { db in
+                    for entry in batch { try SQLiteHealthStore.insert(entry.samples, workoutID: entry.workoutID, db) }
+                }
+                result = .success(())
+            } catch {
+                let count = batch.reduce(0) { $0 + $1.samples.count }
+                result = .failure(HealthStoreError(error, path: path, doing: "saving \(count) samples"))
+            }
+            for waiter in waiting { waiter.resume(with: result) }
+            self.finished(id)
+        }
+    }
+
+    private func finished(_ id: UInt64) { inFlight.removeValue(forKey: id) }
+}

@@ -1,0 +1,61 @@
+import GRDB
+
+/// The store's tables, created and upgraded by migrations (each runs once, in order, in a transaction).
+enum Schema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            // Devices are deduplicated by their whole description (a JSON key), since UNIQUE ignores NULLs.
+            try db.execute(
+                sql: """
+                    CREATE TABLE device (
+                        id INTEGER PRIMARY KEY,
+                        key TEXT NOT NULL UNIQUE,
+                        name TEXT, address TEXT, manufacturer TEXT, bodyLocation TEXT, firmwareVersion TEXT
+                    );
+                    CREATE TABLE quantitySample (
+                        id INTEGER PRIMARY KEY,
+                        uuid BLOB NOT NULL UNIQUE,
+                        type TEXT NOT NULL,
+                        value REAL NOT NULL,
+                        startDate REAL NOT NULL,
+                        endDate REAL NOT NULL,
+                        count INTEGER NOT NULL,
+                        deviceID INTEGER REFERENCES device(id),
+                        workoutID BLOB,
+                        metadata TEXT
+                    );
+                    CREATE INDEX quantitySampleByTypeAndStart ON quantitySample(type, startDate);
+                    CREATE INDEX quantitySampleByWorkout ON quantitySample(workoutID);
+                    CREATE TABLE heartbeatSeries (
+                        id INTEGER PRIMARY KEY,
+                        uuid BLOB NOT NULL UNIQUE,
+                        startDate REAL NOT NULL,
+                        endDate REAL NOT NULL,
+                        deviceID INTEGER REFERENCES device(id),
+                        workoutID BLOB,
+                        metadata TEXT,
+                        beats BLOB NOT NULL
+                    );
+                    CREATE INDEX heartbeatSeriesByStart ON heartbeatSeries(startDate);
+                    CREATE INDEX heartbeatSeriesByWorkout ON heartbeatSeries(workoutID);
+                    CREATE TABLE workout (
+                        uuid BLOB PRIMARY KEY,
+                        activityType INTEGER NOT NULL,
+                        locationType INTEGER NOT NULL,
+                        startDate REAL NOT NULL,
+                        endDate REAL NOT NULL,
+                        duration REAL NOT NULL,
+                        body TEXT NOT NULL
+                    );
+                    CREATE INDEX workoutByStart ON workout(startDate);
+                    CREATE TABLE journal (
+                        id INTEGER PRIMARY KEY CHECK (id = 1),
+                        body TEXT NOT NULL
+                    );
+                    """
+            )
+        }
+        return migrator
+    }
+}

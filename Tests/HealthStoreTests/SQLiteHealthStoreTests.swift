@@ -1,0 +1,231 @@
+import Foundation
+import HealthStore
+import SystoleTestSupport
+import Testing
+import WorkoutKit
+
+/// A real SQLite file in a temporary folder.
+struct TemporaryStore {
+    let folder: URL
+    var path: String { folder.appendingPathComponent("health.sqlite").path }
+
+    init() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("systole-store-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    func open() throws -> SQLiteHealthStore { try SQLiteHealthStore(path: path) }
+    func remove() { try? FileManager.default.removeItem(at: folder) }
+}
+
+@Suite struct SQLiteHealthStoreTests {
+    let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+    let strap = Device(
+        name: "Polar H10 1A2B3C4D",
+        address: "A0:9E:1A:1A:2B:3C",
+        manufacturer: "Polar Electro OY",
+        bodyLocation: "chest"
+    )
+
+    @Test func samplesComeBackAsTheyWereSaved() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let workoutID = UUID()
+        let samples: [Sample] = [
+            .quantity(
+                QuantitySample(
+                    type: .heartRate,
+                    quantity: Quantity(72, .countPerMinute),
+                    start: t0,
+                    end: t0,
+                    device: strap,
+                    metadata: ["contact": .bool(true)]
+                )
+            ),
+            .quantity(
+                QuantitySample(
+                    type: .activeEnergyBurned,
+                    quantity: Quantity(1, .kilocalorie),
+                    start: t0.addingTimeInterval(1),
+                    end: t0.addingTimeInterval(10),
+                    device: strap
+                )
+            ),
+            .heartbeatSeries(
+                HeartbeatSeriesSample(
+                    start: t0.addingTimeInterval(2),
+                    end: t0.addingTimeInterval(3.5),
+                    beats: [
+                        .init(timeSinceStart: 0, rrTicks: 800, precededByGap: true),
+                        .init(timeSinceStart: 0.78125, rrTicks: 800),
+                    ],
+                    device: strap
+                )
+            ),
+        ]
+        do {
+            let store = try folder.open()
+            try await store.save(samples, workoutID: workoutID)
+            try await store.save(samples.map(\.otherWorkoutCopy), workoutID: UUID())
+        }
+        // A new connection to the same file sees exactly what was saved (energy in its canonical unit, kJ).
+        let reopened = try folder.open()
+        let loaded = try await reopened.samples(ofWorkout: workoutID)
+        #expect(loaded.count == 3)
+        #expect(loaded[0] == samples[0])
+        guard case .quantity(let energy) = loaded[1] else {
+            Issue.record("expected energy")
+            return
+        }
+        #expect(energy.quantity == Quantity(4.184, .kilojoule))
+        #expect(energy.device == strap)
+        #expect(loaded[2] == samples[2])
+    }
+
+    @Test func workoutsAreSavedAndFoundByActivityAndDate() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let store = try folder.open()
+        for (index, activity) in [WorkoutActivityType.running, .cycling, .running].enumerated() {
+            let start = t0.addingTimeInterval(Double(index) * 86_400)
+            let clock = ManualWorkoutClock(start.addingTimeInterval(600))
+            let session = await WorkoutSession(
+                configuration: WorkoutConfiguration(activityType: activity),
+                store: store,
+                clock: clock
+            )
+            try await session.startActivity(at: start)
+            let builder = session.associatedWorkoutBuilder()
+            try await builder.beginCollection(at: start)
+            try await builder.add([
+                .quantity(
+                    QuantitySample(
+                        type: .heartRate,
+                        quantity: Quantity(Double(120 + index), .countPerMinute),
+                        start: start.addingTimeInterval(5),
+                        end: start.addingTimeInterval(5)
+                    )
+                )
+            ])
+            try await session.stopActivity(at: start.addingTimeInterval(600))
+            try await builder.endCollection(at: start.addingTimeInterval(600))
+            _ = try await builder.finishWorkout()
+            try await session.end()
+        }
+        let all = try await store.workouts()
+        #expect(all.map(\.activityType) == [.running, .cycling, .running])
+        #expect(all[1].statistics(for: .heartRate)?.averageQuantity() == Quantity(121, .countPerMinute))
+        #expect(try await store.workouts(activity: .running).count == 2)
+        #expect(try await store.workouts(from: t0.addingTimeInterval(3600)).count == 2)
+        #expect(try await store.loadJournal() == nil)
+    }
+
+    @Test func aWorkoutInProgressSurvivesReopeningTheStore() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let clock = ManualWorkoutClock(t0)
+        var sessionID: UUID
+        do {
+            let store = try folder.open()
+            let session = await WorkoutSession(
+                configuration: WorkoutConfiguration(activityType: .rowing),
+                store: store,
+                clock: clock
+            )
+            sessionID = session.id
+            try await session.startActivity(at: t0)
+            let builder = session.associatedWorkoutBuilder()
+            try await builder.beginCollection(at: t0)
+            for second in 1...20 {
+                let date = t0.addingTimeInterval(Double(second))
+                try await builder.add([
+                    .quantity(
+                        QuantitySample(
+                            type: .heartRate,
+                            quantity: Quantity(100, .countPerMinute),
+                            start: date,
+                            end: date
+                        )
+                    )
+                ])
+            }
+            clock.advance(by: 30)
+            try await session.pause()
+            try await builder.addMetadata(["coach": .string("none")])
+        }
+        let recovered = try #require(
+            try await WorkoutSession.recoverActiveWorkoutSession(store: try folder.open(), clock: clock)
+        )
+        #expect(recovered.id == sessionID)
+        #expect(await recovered.state == .paused)
+        let builder = recovered.associatedWorkoutBuilder()
+        #expect(await builder.statistics(for: .heartRate)?.readingCount == 20)
+        #expect(await builder.metadata["coach"] == .string("none"))
+        #expect(await builder.workoutEvents.map(\.type) == [.pause])
+    }
+
+    @Test func aKilledProcessLosesNoCommittedSample() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let probe = CommandRunner.productsDirectory.appendingPathComponent("health-store-probe")
+        let process = Process()
+        process.executableURL = probe
+        process.arguments = [folder.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Let it commit a few hundred samples, then kill it without warning.
+        var text = ""
+        while text.components(separatedBy: "committed").count < 300 {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        text += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let committed = Set(text.split(separator: "\n").compactMap { Int($0.split(separator: " ").last ?? "") })
+        #expect(committed.count >= 299)
+
+        let result = try CommandRunner.run("health-store-probe", [folder.path, "recover"])
+        #expect(result.status == 0)
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
+        )
+        #expect(json["recovered"] as? Bool == true)
+        #expect(json["state"] as? String == "running")
+        let stored = Set((json["values"] as? [Int]) ?? [])
+        let missing = committed.subtracting(stored)
+        #expect(missing.isEmpty, "committed before the kill but not in the store: \(missing.sorted().prefix(10))")
+        #expect(json["statisticsCount"] as? Int == stored.count, "statistics recomputed from the stored samples")
+    }
+
+    @Test func aFileThatIsNotAStoreIsRefusedClearly() throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        try Data("this is not sqlite, just text that is long enough to look like a header".utf8)
+            .write(to: URL(fileURLWithPath: folder.path))
+        let error = #expect(throws: HealthStoreError.self) { try folder.open() }
+        #expect(error?.kind == .corrupt)
+        #expect(error?.message.contains("is not a systole store or is damaged") == true)
+        let missing = #expect(throws: HealthStoreError.self) {
+            try SQLiteHealthStore(path: "/nonexistent-folder/health.sqlite")
+        }
+        #expect(missing?.kind == .cannotOpen)
+    }
+}
+
+extension Sample {
+    /// The same sample under a new identifier (to fill another workout).
+    var otherWorkoutCopy: Sample {
+        switch self {
+        case .quantity(var q):
+            q.id = UUID()
+            return .quantity(q)
+        case .heartbeatSeries(var h):
+            h.id = UUID()
+            return .heartbeatSeries(h)
+        }
+    }
+}
