@@ -16,9 +16,13 @@ public final class SQLiteHealthStore: HealthStore {
     /// How long a save waits for others to share its commit.
     public static let commitWindow: Duration = .milliseconds(100)
 
+    /// The calendar that decides which day a workout belongs to (the system's, unless told otherwise).
+    public let calendar: Calendar
+
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
-    public init(path: String) throws(HealthStoreError) {
+    public init(path: String, calendar: Calendar = .current) throws(HealthStoreError) {
         self.path = path
+        self.calendar = calendar
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
@@ -190,7 +194,16 @@ public final class SQLiteHealthStore: HealthStore {
     // MARK: Workouts
 
     public func save(_ workout: Workout) async throws {
+        try await save(workout, summarize: false)
+    }
+
+    public func saveFinished(_ workout: Workout) async throws {
+        try await save(workout, summarize: true)
+    }
+
+    private func save(_ workout: Workout, summarize: Bool) async throws {
         try await writer.flush()
+        let day = ActivitySummary.key(for: workout.startDate, in: calendar)
         let body = WorkoutBody(
             configuration: workout.configuration,
             events: workout.events,
@@ -212,7 +225,23 @@ public final class SQLiteHealthStore: HealthStore {
                     workout.endDate.timeIntervalSince1970, workout.duration, text,
                 ]
             )
+            if summarize { try Self.summary(adding: workout, day: day, db) }
         }
+    }
+
+    /// Adds a finished workout to the summary of the day it started on.
+    private static func summary(adding workout: Workout, day: String, _ db: Database) throws {
+        let energy = try workout.statistics(for: .activeEnergyBurned)?.sumQuantity()?.doubleValue(for: .kilojoule) ?? 0
+        try db.execute(
+            sql: """
+                INSERT INTO activitySummary (day, activeEnergy, exerciseMinutes, workouts) VALUES (?, ?, ?, 1)
+                ON CONFLICT(day) DO UPDATE SET
+                    activeEnergy = activeEnergy + excluded.activeEnergy,
+                    exerciseMinutes = exerciseMinutes + excluded.exerciseMinutes,
+                    workouts = workouts + 1
+                """,
+            arguments: [day, energy, workout.duration / 60]
+        )
     }
 
     /// Finished workouts, oldest first, optionally of one activity and starting in a date range.

@@ -56,6 +56,19 @@ enum Schema {
                     """
             )
         }
+        migrator.registerMigration("v2-activity-summary") { db in
+            // One row per local day (the store's calendar), written only when the builder finishes a workout.
+            try db.execute(
+                sql: """
+                    CREATE TABLE activitySummary (
+                        day TEXT PRIMARY KEY,
+                        activeEnergy REAL NOT NULL,
+                        exerciseMinutes REAL NOT NULL,
+                        workouts INTEGER NOT NULL
+                    );
+                    """
+            )
+        }
         return migrator
     }
 }

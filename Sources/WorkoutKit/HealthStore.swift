@@ -5,8 +5,10 @@ import Foundation
 public protocol HealthStore: Sendable {
     /// Saves samples as they arrive, linked to the workout collecting them (nil: not part of a workout).
     func save(_ samples: [Sample], workoutID: UUID?) async throws
-    /// Saves a finished workout.
+    /// Saves a workout from elsewhere (an import); the daily activity summary is not touched.
     func save(_ workout: Workout) async throws
+    /// Saves a workout the builder finished, and adds it to its day's activity summary (in one transaction).
+    func saveFinished(_ workout: Workout) async throws
     /// Deletes the samples collected for a workout that was discarded.
     func deleteSamples(ofWorkout id: UUID) async throws
     /// The samples of a workout, oldest first (used to rebuild statistics after a crash).
@@ -79,6 +81,7 @@ public actor InMemoryHealthStore: HealthStore {
     }
 
     public func save(_ workout: Workout) { workouts.append(workout) }
+    public func saveFinished(_ workout: Workout) { workouts.append(workout) }
 
     public func deleteSamples(ofWorkout id: UUID) { samples.removeAll { $0.workoutID == id } }
 

@@ -179,7 +179,7 @@ public actor LiveWorkoutBuilder {
             statistics: statisticsByType,
             devices: devices
         )
-        try await store?.save(workout)
+        try await store?.saveFinished(workout)
         finished = true
         continuation.finish()
         await journal?()

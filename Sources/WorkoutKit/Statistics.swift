@@ -44,6 +44,13 @@ public struct Statistics: Hashable, Sendable, Codable {
         mostRecentDateInterval = start...end
     }
 
+    /// Takes the most recent reading of `other` (used when statistics are computed in parts).
+    public mutating func mergeMostRecent(from other: Statistics) {
+        guard let interval = other.mostRecentDateInterval else { return }
+        mostRecentValue = other.mostRecentValue
+        mostRecentDateInterval = interval
+    }
+
     private func quantity(_ value: Double) -> Quantity { Quantity(value, quantityType.canonicalUnit) }
 
     /// Mean of the readings (discrete types).

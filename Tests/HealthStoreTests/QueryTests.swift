@@ -1,0 +1,150 @@
+import Foundation
+import HealthStore
+import Testing
+import WorkoutKit
+
+@Suite struct QueryTests {
+    static var berlin: Calendar {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "Europe/Berlin")!
+        return calendar
+    }
+
+    func date(_ text: String) -> Date {
+        var calendar = Self.berlin
+        calendar.timeZone = TimeZone(identifier: "Europe/Berlin")!
+        let parts = text.split(whereSeparator: { "-T:".contains($0) }).map { Int($0)! }
+        return calendar.date(
+            from: DateComponents(year: parts[0], month: parts[1], day: parts[2], hour: parts[3], minute: parts[4])
+        )!
+    }
+
+    func heartRate(_ bpm: Double, at date: Date, device: Device? = nil) -> Sample {
+        .quantity(
+            QuantitySample(
+                type: .heartRate,
+                quantity: Quantity(bpm, .countPerMinute),
+                start: date,
+                end: date,
+                device: device
+            )
+        )
+    }
+
+    @Test func samplesAreFoundByTypeDateWorkoutAndDevice() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let store = try SQLiteHealthStore(path: folder.path, calendar: Self.berlin)
+        let strap = Device(name: "strap", address: "A0:9E:1A:00:00:01")
+        let buds = Device(name: "buds", address: "5C:1B:F4:00:00:02")
+        let workout = UUID()
+        let t = date("2026-06-01T10:00")
+        try await store.save(
+            [heartRate(100, at: t, device: strap), heartRate(101, at: t.addingTimeInterval(60), device: buds)],
+            workoutID: workout
+        )
+        try await store.save([heartRate(102, at: t.addingTimeInterval(120), device: strap)], workoutID: nil)
+        #expect(try await store.samples(of: .heartRate).map(\.quantity.value) == [100, 101, 102])
+        #expect(try await store.samples(of: .heartRate, workoutID: workout).count == 2)
+        #expect(
+            try await store.samples(of: .heartRate, deviceAddress: "A0:9E:1A:00:00:01").map(\.quantity.value) == [
+                100, 102,
+            ]
+        )
+        #expect(
+            try await store.samples(of: .heartRate, from: t.addingTimeInterval(30), to: t.addingTimeInterval(90)).count
+                == 1
+        )
+        #expect(try await store.samples(of: .activeEnergyBurned).isEmpty)
+
+        let stats = try #require(try await store.statistics(of: .heartRate, from: t, to: t.addingTimeInterval(3600)))
+        #expect(stats.averageQuantity() == Quantity(101, .countPerMinute))
+        #expect(stats.minimumQuantity() == Quantity(100, .countPerMinute))
+        #expect(stats.maximumQuantity() == Quantity(102, .countPerMinute))
+        #expect(stats.mostRecentQuantity() == Quantity(102, .countPerMinute))
+    }
+
+    @Test func dayBucketsFollowTheCalendarAcrossDaylightSavingChanges() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let store = try SQLiteHealthStore(path: folder.path, calendar: Self.berlin)
+        // One energy sample of 1 kJ every real hour from 27 March to 31 March 2026 (Berlin springs forward on the 29th).
+        let start = date("2026-03-27T00:00")
+        let samples: [Sample] = (0..<(5 * 24)).map { hour in
+            let at = start.addingTimeInterval(Double(hour) * 3600)
+            return .quantity(
+                QuantitySample(
+                    type: .activeEnergyBurned,
+                    quantity: Quantity(1, .kilojoule),
+                    start: at,
+                    end: at.addingTimeInterval(60)
+                )
+            )
+        }
+        try store.insertNow(samples, workoutID: nil)
+        let days = try await store.statisticsCollection(
+            of: .activeEnergyBurned,
+            from: start,
+            to: start.addingTimeInterval(5 * 24 * 3600),
+            anchor: date("2026-01-01T00:00"),
+            interval: .days(1)
+        )
+        let sums = days.map { $0.sumQuantity()?.value ?? 0 }
+        // The 29th has 23 hours; what is left after the last whole day goes to the 1st of April.
+        #expect(sums == [24, 24, 23, 24, 24, 1])
+        #expect(
+            days.map { ActivityDay(date: $0.startDate) }
+                == ["27", "28", "29", "30", "31", "01"].map(ActivityDay.init(day:))
+        )
+    }
+
+    @Test func theSummaryCountsOnlyWorkoutsTheBuilderFinished() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let store = try SQLiteHealthStore(path: folder.path, calendar: Self.berlin)
+        let start = date("2026-07-04T08:00")
+        let clock = ManualWorkoutClock(start.addingTimeInterval(1800))
+        let session = await WorkoutSession(
+            configuration: WorkoutConfiguration(activityType: .running),
+            store: store,
+            clock: clock
+        )
+        try await session.startActivity(at: start)
+        let builder = session.associatedWorkoutBuilder()
+        try await builder.beginCollection(at: start)
+        try await builder.add([
+            .quantity(
+                QuantitySample(
+                    type: .activeEnergyBurned,
+                    quantity: Quantity(100, .kilocalorie),
+                    start: start,
+                    end: start.addingTimeInterval(1800)
+                )
+            )
+        ])
+        try await session.stopActivity(at: start.addingTimeInterval(1800))
+        try await builder.endCollection(at: start.addingTimeInterval(1800))
+        let finished = try await builder.finishWorkout()
+        // The same workout imported again (another path) is stored but not summarised.
+        var imported = finished
+        imported.id = UUID()
+        try await store.save(imported)
+
+        let summaries = try await store.activitySummaries(from: start, to: start)
+        #expect(summaries.count == 1)
+        #expect(summaries.first?.day == "2026-07-04")
+        #expect(summaries.first?.workoutCount == 1)
+        #expect(summaries.first?.exerciseMinutes == 30)
+        #expect(try summaries.first?.activeEnergyBurned.doubleValue(for: .kilocalorie) == 100)
+        #expect(try await store.workouts().count == 2)
+    }
+}
+
+/// A day of the month in Berlin, for readable expectations.
+struct ActivityDay: Equatable {
+    var day: String
+    init(day: String) { self.day = day }
+    init(date: Date) {
+        day = String(format: "%02d", QueryTests.berlin.component(.day, from: date))
+    }
+}
