@@ -168,3 +168,71 @@ extension SQLiteHealthStore {
         }
     }
 }
+
+/// What changed since an anchor (HealthKit's anchored object query).
+public struct AnchoredChanges: Sendable {
+    /// Samples added after the anchor, in the order they were stored.
+    public var added: [Sample]
+    /// Identifiers of samples deleted after the anchor.
+    public var deleted: [UUID]
+    /// Pass this to the next query to get only later changes.
+    public var anchor: Int64
+}
+
+extension SQLiteHealthStore {
+    /// Samples of `type` added, and deleted, after `anchor` (nil: from the beginning), at most `limit` of each.
+    public func changes(
+        of type: SampleType,
+        after anchor: Int64? = nil,
+        limit: Int = 10_000
+    ) async throws
+        -> AnchoredChanges
+    {
+        try await flush()
+        let since = anchor ?? 0
+        return try await read("reading \(type) changes") { db in
+            let devices = try Self.devices(db)
+            var added: [(Int64, Sample)] = []
+            switch type {
+            case .quantity(let quantityType):
+                added = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT uuid, type, value, startDate, endDate, count, deviceID, metadata, anchor
+                        FROM quantitySample WHERE type = ? AND anchor > ? ORDER BY anchor LIMIT ?
+                        """,
+                    arguments: [quantityType.identifier, since, limit]
+                ).compactMap { row in try Self.quantitySample(row, devices).map { (row["anchor"], $0) } }
+            case .heartbeatSeries:
+                added = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT uuid, startDate, endDate, deviceID, metadata, beats, anchor
+                        FROM heartbeatSeries WHERE anchor > ? ORDER BY anchor LIMIT ?
+                        """,
+                    arguments: [since, limit]
+                ).map { row in (row["anchor"], try Self.heartbeatSeries(row, devices)) }
+            }
+            let deleted = try Row.fetchAll(
+                db,
+                sql: "SELECT anchor, uuid FROM deletedSample WHERE type = ? AND anchor > ? ORDER BY anchor LIMIT ?",
+                arguments: [type.identifier, since, limit]
+            ).map { ($0["anchor"] as Int64, $0["uuid"] as UUID) }
+            // Both lists are cut at `limit`; take changes in anchor order up to `limit` so none is skipped.
+            enum Change {
+                case added(Sample)
+                case deleted(UUID)
+            }
+            let merged = (added.map { ($0.0, Change.added($0.1)) } + deleted.map { ($0.0, Change.deleted($0.1)) })
+                .sorted { $0.0 < $1.0 }.prefix(limit)
+            var result = AnchoredChanges(added: [], deleted: [], anchor: merged.last?.0 ?? since)
+            for (_, change) in merged {
+                switch change {
+                case .added(let sample): result.added.append(sample)
+                case .deleted(let id): result.deleted.append(id)
+                }
+            }
+            return result
+        }
+    }
+}

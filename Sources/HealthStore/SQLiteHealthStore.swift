@@ -55,14 +55,15 @@ public final class SQLiteHealthStore: HealthStore {
     static func insert(_ samples: [Sample], workoutID: UUID?, _ db: Database) throws {
         let quantity = try db.cachedStatement(
             sql: """
-                INSERT INTO quantitySample (uuid, type, value, startDate, endDate, count, deviceID, workoutID, metadata)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO quantitySample
+                    (uuid, type, value, startDate, endDate, count, deviceID, workoutID, metadata, anchor)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         )
         let series = try db.cachedStatement(
             sql: """
-                INSERT INTO heartbeatSeries (uuid, startDate, endDate, deviceID, workoutID, metadata, beats)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO heartbeatSeries (uuid, startDate, endDate, deviceID, workoutID, metadata, beats, anchor)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """
         )
         var devices: [Device: Int64] = [:]
@@ -73,23 +74,32 @@ public final class SQLiteHealthStore: HealthStore {
             devices[device] = id
             return id
         }
+        var anchor = try nextAnchors(samples.count, db)
         for sample in samples {
+            anchor += 1
             switch sample {
             case .quantity(let q):
                 let value = try q.quantity.doubleValue(for: q.type.canonicalUnit)
                 try quantity.execute(arguments: [
                     q.id, q.type.identifier, value, q.startDate.timeIntervalSince1970,
                     q.endDate.timeIntervalSince1970, q.count, try deviceID(q.device), workoutID,
-                    q.metadata.isEmpty ? nil : try Coding.encode(q.metadata),
+                    q.metadata.isEmpty ? nil : try Coding.encode(q.metadata), anchor,
                 ])
             case .heartbeatSeries(let h):
                 try series.execute(arguments: [
                     h.id, h.startDate.timeIntervalSince1970, h.endDate.timeIntervalSince1970,
                     try deviceID(h.device), workoutID, h.metadata.isEmpty ? nil : try Coding.encode(h.metadata),
-                    Coding.pack(h.beats),
+                    Coding.pack(h.beats), anchor,
                 ])
             }
         }
+    }
+
+    /// Reserves `count` anchors; returns the last one used before them.
+    static func nextAnchors(_ count: Int, _ db: Database) throws -> Int64 {
+        let last = try Int64.fetchOne(db, sql: "SELECT value FROM anchorCounter WHERE id = 1") ?? 0
+        try db.execute(sql: "UPDATE anchorCounter SET value = ? WHERE id = 1", arguments: [last + Int64(count)])
+        return last
     }
 
     static func deviceID(_ device: Device, _ db: Database) throws -> Int64 {
@@ -112,6 +122,20 @@ public final class SQLiteHealthStore: HealthStore {
     public func deleteSamples(ofWorkout id: UUID) async throws {
         try await writer.flush()
         try await write("deleting the samples of workout \(id)") { db in
+            // Deletions are remembered with anchors of their own, for anchored queries.
+            let doomed =
+                try Row.fetchAll(db, sql: "SELECT uuid, type FROM quantitySample WHERE workoutID = ?", arguments: [id])
+                .map { ($0["uuid"] as Data, $0["type"] as String) }
+                + (try Data.fetchAll(db, sql: "SELECT uuid FROM heartbeatSeries WHERE workoutID = ?", arguments: [id]))
+                .map { ($0, "heartbeatSeries") }
+            var anchor = try Self.nextAnchors(doomed.count, db)
+            for (uuid, type) in doomed {
+                anchor += 1
+                try db.execute(
+                    sql: "INSERT INTO deletedSample (anchor, uuid, type) VALUES (?, ?, ?)",
+                    arguments: [anchor, uuid, type]
+                )
+            }
             try db.execute(sql: "DELETE FROM quantitySample WHERE workoutID = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM heartbeatSeries WHERE workoutID = ?", arguments: [id])
         }

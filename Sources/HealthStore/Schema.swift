@@ -69,6 +69,24 @@ enum Schema {
                     """
             )
         }
+        migrator.registerMigration("v3-anchors") { db in
+            // Every insertion and deletion takes the next anchor, so an anchored query returns what changed since
+            // the anchor a consumer last saw.
+            try db.execute(
+                sql: """
+                    ALTER TABLE quantitySample ADD COLUMN anchor INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE heartbeatSeries ADD COLUMN anchor INTEGER NOT NULL DEFAULT 0;
+                    UPDATE quantitySample SET anchor = id;
+                    UPDATE heartbeatSeries SET anchor = id + (SELECT IFNULL(MAX(id), 0) FROM quantitySample);
+                    CREATE INDEX quantitySampleByAnchor ON quantitySample(anchor);
+                    CREATE INDEX heartbeatSeriesByAnchor ON heartbeatSeries(anchor);
+                    CREATE TABLE deletedSample (anchor INTEGER PRIMARY KEY, uuid BLOB NOT NULL, type TEXT NOT NULL);
+                    CREATE TABLE anchorCounter (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
+                    INSERT INTO anchorCounter VALUES (1,
+                        (SELECT IFNULL(MAX(id), 0) FROM quantitySample) + (SELECT IFNULL(MAX(id), 0) FROM heartbeatSeries));
+                    """
+            )
+        }
         return migrator
     }
 }

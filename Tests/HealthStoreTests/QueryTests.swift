@@ -148,3 +148,51 @@ struct ActivityDay: Equatable {
         day = String(format: "%02d", QueryTests.berlin.component(.day, from: date))
     }
 }
+
+@Suite struct AnchoredQueryTests {
+    let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func heartRate(_ bpm: Double, _ second: Double) -> Sample {
+        let date = t0.addingTimeInterval(second)
+        return .quantity(
+            QuantitySample(type: .heartRate, quantity: Quantity(bpm, .countPerMinute), start: date, end: date)
+        )
+    }
+
+    @Test func aConsumerSeesEachAdditionAndDeletionOnce() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let store = try folder.open()
+        let kept = UUID()
+        let discarded = UUID()
+        try await store.save([heartRate(100, 1), heartRate(101, 2)], workoutID: kept)
+        try await store.save([heartRate(150, 3)], workoutID: discarded)
+
+        let first = try await store.changes(of: .heartRate)
+        #expect(first.added.count == 3 && first.deleted.isEmpty)
+        let nothing = try await store.changes(of: .heartRate, after: first.anchor)
+        #expect(nothing.added.isEmpty && nothing.deleted.isEmpty && nothing.anchor == first.anchor)
+
+        try await store.deleteSamples(ofWorkout: discarded)
+        try await store.save([heartRate(102, 4)], workoutID: kept)
+        let second = try await store.changes(of: .heartRate, after: first.anchor)
+        #expect(second.deleted == [first.added[2].id])
+        #expect(second.added.map(\.id) != [] && second.added.count == 1)
+        #expect(second.anchor > first.anchor)
+
+        // Paging with a limit never skips a change.
+        var anchor: Int64? = nil
+        var seen = 0
+        var deletions = 0
+        while true {
+            let page = try await store.changes(of: .heartRate, after: anchor, limit: 2)
+            if page.added.isEmpty && page.deleted.isEmpty { break }
+            seen += page.added.count
+            deletions += page.deleted.count
+            anchor = page.anchor
+        }
+        #expect(seen == 3, "the deleted sample is gone from the additions")
+        #expect(deletions == 1)
+        #expect(try await store.changes(of: .heartbeatSeries).added.isEmpty)
+    }
+}
