@@ -102,22 +102,33 @@ extension SQLiteHealthStore {
     {
         let range: StatementArguments = [type.identifier, start.timeIntervalSince1970, end.timeIntervalSince1970]
         let where_ = "type = ? AND startDate >= ? AND startDate < ?"
+        // Quarter-hour aligned ranges (every calendar day, hour or week is) read the roll-ups.
+        let aligned = Rollup.isAligned(start) && Rollup.isAligned(end)
+        let aggregate =
+            aligned
+            ? """
+            SELECT SUM(readings) AS readings, SUM(weighted) AS weighted, SUM(total) AS total,
+                   MIN(minimum) AS minimum, MAX(maximum) AS maximum
+            FROM rollup WHERE type = ? AND bucket >= ? AND bucket < ?
+            """
+            : """
+            SELECT SUM(count) AS readings, SUM(value * count) AS weighted, SUM(value) AS total,
+                   MIN(value) AS minimum, MAX(value) AS maximum
+            FROM quantitySample WHERE \(where_)
+            """
+        let arguments: StatementArguments =
+            aligned ? [type.identifier, Rollup.bucket(start), Rollup.bucket(end)] : range
         guard
-            let row = try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT SUM(count) AS readings, SUM(value * count) AS weighted, SUM(value) AS total,
-                           MIN(value) AS minimum, MAX(value) AS maximum
-                    FROM quantitySample WHERE \(where_)
-                    """,
-                arguments: range
-            ), let readings = row["readings"] as Int?, readings > 0
+            let row = try Row.fetchOne(db, sql: aggregate, arguments: arguments),
+            let readings = row["readings"] as Int?, readings > 0
         else { return nil }
         var statistics = Statistics(quantityType: type, startDate: start, endDate: end)
         let latest = try Row.fetchOne(
             db,
-            sql:
-                "SELECT value, startDate, endDate FROM quantitySample WHERE \(where_) ORDER BY endDate DESC, id DESC LIMIT 1",
+            sql: """
+                SELECT value, startDate, endDate FROM quantitySample WHERE \(where_)
+                ORDER BY startDate DESC, id DESC LIMIT 1
+                """,
             arguments: range
         )
         switch type.aggregationStyle {

@@ -75,6 +75,7 @@ public final class SQLiteHealthStore: HealthStore {
             return id
         }
         var anchor = try nextAnchors(samples.count, db)
+        var rollups = Rollup.Accumulator()
         for sample in samples {
             anchor += 1
             switch sample {
@@ -85,6 +86,7 @@ public final class SQLiteHealthStore: HealthStore {
                     q.endDate.timeIntervalSince1970, q.count, try deviceID(q.device), workoutID,
                     q.metadata.isEmpty ? nil : try Coding.encode(q.metadata), anchor,
                 ])
+                rollups.add(type: q.type.identifier, value: value, count: q.count, start: q.startDate)
             case .heartbeatSeries(let h):
                 try series.execute(arguments: [
                     h.id, h.startDate.timeIntervalSince1970, h.endDate.timeIntervalSince1970,
@@ -93,6 +95,7 @@ public final class SQLiteHealthStore: HealthStore {
                 ])
             }
         }
+        try rollups.write(db)
     }
 
     /// Reserves `count` anchors; returns the last one used before them.
@@ -136,8 +139,17 @@ public final class SQLiteHealthStore: HealthStore {
                     arguments: [anchor, uuid, type]
                 )
             }
+            let touched = try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT DISTINCT type, CAST(startDate / 900 AS INTEGER) AS bucket FROM quantitySample WHERE workoutID = ?",
+                arguments: [id]
+            ).map { ($0["type"] as String, $0["bucket"] as Int64) }
             try db.execute(sql: "DELETE FROM quantitySample WHERE workoutID = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM heartbeatSeries WHERE workoutID = ?", arguments: [id])
+            for (type, bucket) in touched {
+                try Rollup.rebuild(db, type: type, bucket: bucket)
+            }
         }
     }
 

@@ -196,3 +196,61 @@ struct ActivityDay: Equatable {
         #expect(try await store.changes(of: .heartbeatSeries).added.isEmpty)
     }
 }
+
+@Suite struct RollupTests {
+    @Test func rollupsAgreeWithTheSamplesAndFollowDeletions() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let store = try folder.open()
+        let start = Date(timeIntervalSince1970: 1_800_000_000)  // a quarter-hour boundary
+        var random = SystemRandomNumberGenerator()
+        var kept: [Double] = []
+        var keptSamples: [Sample] = []
+        var droppedSamples: [Sample] = []
+        let keptWorkout = UUID()
+        let dropped = UUID()
+        for second in stride(from: 0.0, to: 7200, by: 7) {
+            let value = Double(Int.random(in: 50...190, using: &random))
+            let at = start.addingTimeInterval(second)
+            let sample = Sample.quantity(
+                QuantitySample(type: .heartRate, quantity: Quantity(value, .countPerMinute), start: at, end: at)
+            )
+            if Bool.random(using: &random) {
+                kept.append(value)
+                keptSamples.append(sample)
+            } else {
+                droppedSamples.append(sample)
+            }
+        }
+        // Several batches each, interleaved, so buckets are updated by more than one upsert.
+        for index in stride(from: 0, to: max(keptSamples.count, droppedSamples.count), by: 100) {
+            try await store.save(
+                Array(keptSamples[min(index, keptSamples.count)..<min(index + 100, keptSamples.count)]),
+                workoutID: keptWorkout
+            )
+            try await store.save(
+                Array(droppedSamples[min(index, droppedSamples.count)..<min(index + 100, droppedSamples.count)]),
+                workoutID: dropped
+            )
+        }
+        try await store.deleteSamples(ofWorkout: dropped)
+        let stats = try #require(
+            try await store.statistics(of: .heartRate, from: start, to: start.addingTimeInterval(7200))
+        )
+        #expect(stats.readingCount == kept.count)
+        #expect(stats.minimumQuantity()?.value == kept.min())
+        #expect(stats.maximumQuantity()?.value == kept.max())
+        let average = kept.reduce(0, +) / Double(kept.count)
+        #expect(abs((stats.averageQuantity()?.value ?? 0) - average) < 1e-9)
+        // An unaligned range reads the samples themselves and agrees.
+        let raw = try #require(
+            try await store.statistics(
+                of: .heartRate,
+                from: start.addingTimeInterval(-1),
+                to: start.addingTimeInterval(7201)
+            )
+        )
+        #expect(raw.readingCount == stats.readingCount)
+        #expect(abs((raw.averageQuantity()?.value ?? 0) - average) < 1e-9)
+    }
+}

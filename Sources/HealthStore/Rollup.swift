@@ -1,0 +1,85 @@
+import Foundation
+import GRDB
+
+/// Quarter-hour roll-ups of quantity samples (see the v4 migration).
+enum Rollup {
+    /// Seconds per roll-up bucket.
+    static let seconds: Double = 900
+
+    static func bucket(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 / seconds).rounded(.down)) }
+
+    /// Roll-ups of a batch, written with one upsert per bucket.
+    struct Accumulator {
+        struct Key: Hashable {
+            var type: String
+            var bucket: Int64
+        }
+        struct Value {
+            var readings = 0
+            var total = 0.0
+            var weighted = 0.0
+            var minimum = Double.infinity
+            var maximum = -Double.infinity
+        }
+        var values: [Key: Value] = [:]
+
+        mutating func add(type: String, value: Double, count: Int, start: Date) {
+            let key = Key(type: type, bucket: Rollup.bucket(start))
+            var entry = values[key] ?? Value()
+            entry.readings += count
+            entry.total += value
+            entry.weighted += value * Double(count)
+            entry.minimum = min(entry.minimum, value)
+            entry.maximum = max(entry.maximum, value)
+            values[key] = entry
+        }
+
+        func write(_ db: Database) throws {
+            let statement = try db.cachedStatement(
+                sql: """
+                    INSERT INTO rollup (type, bucket, readings, total, weighted, minimum, maximum)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(type, bucket) DO UPDATE SET
+                        readings = readings + excluded.readings,
+                        total = total + excluded.total,
+                        weighted = weighted + excluded.weighted,
+                        minimum = MIN(minimum, excluded.minimum),
+                        maximum = MAX(maximum, excluded.maximum)
+                    """
+            )
+            for (key, value) in values {
+                try statement.execute(arguments: [
+                    key.type, key.bucket, value.readings, value.total, value.weighted, value.minimum, value.maximum,
+                ])
+            }
+        }
+    }
+
+    /// Recomputes roll-ups from the samples (after deletions, and when the table is first made).
+    static func rebuild(_ db: Database, where condition: String, arguments: StatementArguments = []) throws {
+        try db.execute(
+            sql: """
+                INSERT OR REPLACE INTO rollup (type, bucket, readings, total, weighted, minimum, maximum)
+                SELECT type, CAST(startDate / 900 AS INTEGER), SUM(count), SUM(value), SUM(value * count),
+                       MIN(value), MAX(value)
+                FROM quantitySample WHERE \(condition)
+                GROUP BY type, CAST(startDate / 900 AS INTEGER)
+                """,
+            arguments: arguments
+        )
+    }
+
+    static func rebuild(_ db: Database, type: String, bucket: Int64) throws {
+        try db.execute(sql: "DELETE FROM rollup WHERE type = ? AND bucket = ?", arguments: [type, bucket])
+        try rebuild(
+            db,
+            where: "type = ? AND startDate >= ? AND startDate < ?",
+            arguments: [type, Double(bucket) * seconds, Double(bucket + 1) * seconds]
+        )
+    }
+
+    /// Whether `date` falls on a bucket boundary.
+    static func isAligned(_ date: Date) -> Bool {
+        date.timeIntervalSince1970.truncatingRemainder(dividingBy: seconds) == 0
+    }
+}
