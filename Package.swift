@@ -19,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
         // MARK: C system libraries (pkg-config), with header-only shims for what Swift cannot import.
@@ -77,6 +78,15 @@ let package = Package(
             name: "systole-sensor-ingest",
             dependencies: ["BlueZ", "CDBus"],
             path: "Benchmarks/SensorIngest"
+        ),
+
+        .executableTarget(
+            name: "HealthStoreBenchmarks",
+            dependencies: [
+                "HealthStore", "WorkoutKit", .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/HealthStoreBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
 
         // MARK: Tests

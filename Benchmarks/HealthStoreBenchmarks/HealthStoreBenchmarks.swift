@@ -1,0 +1,103 @@
+import Benchmark
+import Foundation
+import HealthStore
+import WorkoutKit
+
+// Run: swift package --allow-writing-to-package-directory benchmark --target HealthStoreBenchmarks
+// The year store (31.5 M heart-rate readings at 1 Hz) is generated once into $SYSTOLE_BENCH_DIR (default /tmp).
+
+let scratch = ProcessInfo.processInfo.environment["SYSTOLE_BENCH_DIR"] ?? NSTemporaryDirectory()
+let t0 = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01T00:00:00Z
+
+func heartRates(_ count: Int, from start: Date, step: Double = 1) -> [Sample] {
+    (0..<count).map { index in
+        let at = start.addingTimeInterval(Double(index) * step)
+        return .quantity(
+            QuantitySample(
+                type: .heartRate,
+                quantity: Quantity(Double(60 + index % 120), .countPerMinute),
+                start: at,
+                end: at
+            )
+        )
+    }
+}
+
+/// One year of 1 Hz heart rate, made once and kept between runs.
+func yearStore() throws -> SQLiteHealthStore {
+    let path = (scratch as NSString).appendingPathComponent("systole-bench-year.sqlite")
+    let marker = path + ".complete"
+    if !FileManager.default.fileExists(atPath: marker) {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        let store = try SQLiteHealthStore(path: path, calendar: utc)
+        let day = 86_400
+        for dayIndex in 0..<365 {
+            try store.insertNow(heartRates(day, from: t0.addingTimeInterval(Double(dayIndex * day))), workoutID: nil)
+        }
+        _ = FileManager.default.createFile(atPath: marker, contents: Data())
+    }
+    var utc = Calendar(identifier: .gregorian)
+    utc.timeZone = TimeZone(identifier: "UTC")!
+    return try SQLiteHealthStore(path: path, calendar: utc)
+}
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(maxDuration: .seconds(10), maxIterations: 1_000)
+
+    // One iteration = 1 000 heart-rate samples committed in one transaction (samples/s = 1 000 / wall time).
+    Benchmark(
+        "Insert 1000 heart-rate samples per transaction",
+        configuration: .init(metrics: [.wallClock, .throughput])
+    ) { benchmark in
+        let path = (scratch as NSString).appendingPathComponent("systole-bench-insert-\(UUID()).sqlite")
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let store = try SQLiteHealthStore(path: path)
+        let batches = (0..<benchmark.scaledIterations.count).map {
+            heartRates(1_000, from: t0.addingTimeInterval(Double($0) * 1_000))
+        }
+        var index = 0
+        for _ in benchmark.scaledIterations {
+            benchmark.startMeasurement()
+            try store.insertNow(batches[index], workoutID: nil)
+            benchmark.stopMeasurement()
+            index += 1
+        }
+    }
+
+    Benchmark(
+        "Builder add + statistics per sample",
+        configuration: .init(metrics: [.wallClock, .throughput, .mallocCountTotal], scalingFactor: .kilo)
+    ) { benchmark in
+        let session = await WorkoutSession(configuration: WorkoutConfiguration(activityType: .running))
+        try await session.startActivity(at: t0)
+        let builder = session.associatedWorkoutBuilder()
+        try await builder.beginCollection(at: t0)
+        let samples = heartRates(benchmark.scaledIterations.count, from: t0)
+        benchmark.startMeasurement()
+        for sample in samples {
+            try await builder.add([sample])
+            blackHole(await builder.statistics(for: .heartRate))
+        }
+        benchmark.stopMeasurement()
+    }
+
+    Benchmark(
+        "Year of 1 Hz heart rate: daily statistics",
+        configuration: .init(metrics: [.wallClock], maxIterations: 20, setup: { _ = try yearStore() })
+    ) { benchmark in
+        let store = try yearStore()
+        for _ in benchmark.scaledIterations {
+            let days = try await store.statisticsCollection(
+                of: .heartRate,
+                from: t0,
+                to: t0.addingTimeInterval(365 * 86_400),
+                anchor: t0,
+                interval: .days(1)
+            )
+            precondition(days.count == 365)
+            blackHole(days)
+        }
+    }
+}
