@@ -28,29 +28,16 @@ swift build -c release --product systole-sim >&2
 swift build -c release --product systole-sensor-ingest >&2
 BIN=$(swift build -c release --show-bin-path)
 
+source scripts/lib/private-bus.sh
 WORK=$(mktemp -d /tmp/systole-bench.XXXXXX)
 cleanup() {
   [ -n "${SIM_PID:-}" ] && kill "$SIM_PID" 2>/dev/null || true
-  [ -n "${BUS_PID:-}" ] && kill -9 "$BUS_PID" 2>/dev/null || true
+  stop_private_bus
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 
-cat > "$WORK/bus.conf" <<CONF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=$WORK/bus</listen>
-  <auth>EXTERNAL</auth>
-  <limit name="max_incoming_bytes">1000000000</limit>
-  <limit name="max_outgoing_bytes">1000000000</limit>
-  <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy>
-</busconfig>
-CONF
-dbus-daemon --config-file="$WORK/bus.conf" --fork --print-address=1 --print-pid=1 > "$WORK/bus.info"
-BUS=$(sed -n 1p "$WORK/bus.info" | cut -d, -f1)
-BUS_PID=$(sed -n 2p "$WORK/bus.info")
+start_private_bus "$WORK"
 
 "$BIN/systole-sim" --bus "$BUS" --sensors "$SENSORS" --rate "$RATE" --emit-log "$WORK/emit.jsonl" > "$WORK/sim.out" &
 SIM_PID=$!

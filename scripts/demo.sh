@@ -15,17 +15,16 @@ swift build --product systole >&2
 swift build --product systole-sim >&2
 BIN=$(swift build --show-bin-path)
 
+source scripts/lib/private-bus.sh
 WORK=$(mktemp -d /tmp/systole-demo.XXXXXX)
 cleanup() {
   [ -n "${SIM_PID:-}" ] && kill "$SIM_PID" 2>/dev/null || true
-  [ -n "${BUS_PID:-}" ] && kill -9 "$BUS_PID" 2>/dev/null || true
+  stop_private_bus
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 
-dbus-daemon --session --address="unix:path=$WORK/bus" --fork --print-address=1 --print-pid=1 > "$WORK/bus.info"
-BUS=$(sed -n 1p "$WORK/bus.info" | cut -d, -f1)
-BUS_PID=$(sed -n 2p "$WORK/bus.info")
+start_private_bus "$WORK"
 
 cat > "$WORK/scenario.json" <<'JSON'
 {

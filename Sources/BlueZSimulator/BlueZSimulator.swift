@@ -10,7 +10,8 @@ public actor BlueZSimulator {
     public let scenario: Scenario
     let bus: DBusBus
     var connection: DBusConnection?
-    let start = ContinuousClock.now
+    /// Time zero of the scenario: when ``start()`` was called.
+    private(set) var start = ContinuousClock.now
     let emitLog: EmitLog?
     /// Every emitted notification, when asked for (tests).
     private(set) var emitted: [EmittedNotification] = []
@@ -77,6 +78,7 @@ public actor BlueZSimulator {
 
     /// Connects to the bus, takes `org.bluez` and starts the sensors' clocks.
     public func start() async throws {
+        start = .now
         try await comeUp()
         for index in sensors.indices {
             let task = Task { [weak self] () -> Void in await self?.runSensor(index) }

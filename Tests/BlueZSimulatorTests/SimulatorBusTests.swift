@@ -65,9 +65,10 @@ import Testing
         async throws
     {
         let bus = try PrivateBus()
+        let client = try await DBusConnection.connect(to: .address(bus.address))
+        // Started last, so the scenario's clock starts as close as possible to the test's first call.
         let simulator = try BlueZSimulator(scenario: scenario, bus: .address(bus.address), emitLogPath: emitLog)
         try await simulator.start()
-        let client = try await DBusConnection.connect(to: .address(bus.address))
         defer {
             client.close()
             bus.stop()

@@ -131,12 +131,8 @@ import Testing
     @Test func gattReadsWritesAndTheirErrors() async throws {
         try await withSimulator(scenario(.wahooTICKR)) { bt in
             let adapter = try bt.client.adapter(named: nil)
-            try await adapter.startDiscovery()
-            #expect(await eventually { !adapter.devices.isEmpty })
-            let device = try #require(adapter.devices.first)
-            try await adapter.stopDiscovery()
-            try await device.connect()
-            #expect(await eventually { device.servicesResolved })
+            let device = try await bt.discoverFirstDevice(on: adapter)
+            try await bt.connect(device)
             let location = try #require(device.characteristic(.bodySensorLocation, in: .heartRateService))
             #expect(try await location.readValue() == [1])
             #expect(location.flags == ["read"])
@@ -169,12 +165,8 @@ import Testing
     @Test func aNotifySessionDeliversEveryValueAndEndsWithTheLink() async throws {
         try await withSimulator(scenario(.polarH10, rate: 20)) { bt in
             let adapter = try bt.client.adapter(named: nil)
-            try await adapter.startDiscovery()
-            #expect(await eventually { !adapter.devices.isEmpty })
-            let device = try #require(adapter.devices.first)
-            try await adapter.stopDiscovery()
-            try await device.connect()
-            #expect(await eventually { device.servicesResolved })
+            let device = try await bt.discoverFirstDevice(on: adapter)
+            try await bt.connect(device)
             let measurement = try #require(device.characteristic(.heartRateMeasurement, in: .heartRateService))
             var received: [[UInt8]] = []
             let notifications = try await measurement.notifications()
@@ -221,12 +213,8 @@ import Testing
     @Test func aRegisteredGattProfileMakesBluetoothdReconnectTheSensorByItself() async throws {
         try await withSimulator(scenario(.polarH10)) { bt in
             let adapter = try bt.client.adapter(named: nil)
-            try await adapter.startDiscovery()
-            #expect(await eventually { !adapter.devices.isEmpty })
-            let device = try #require(adapter.devices.first)
-            try await adapter.stopDiscovery()
-            try await device.connect()
-            #expect(await eventually { device.servicesResolved })
+            let device = try await bt.discoverFirstDevice(on: adapter)
+            try await bt.connect(device)
             let application = GattProfileApplication()
             try await application.register(on: adapter)
             // The link drops; nobody calls Connect() again, yet the device is back when the sensor is.
@@ -240,10 +228,7 @@ import Testing
     @Test func pairingNeedsAnAgentAndOursDoesJustWorks() async throws {
         try await withSimulator(scenario(.powerbeatsPro2)) { bt in
             let adapter = try bt.client.adapter(named: nil)
-            try await adapter.startDiscovery()
-            #expect(await eventually { !adapter.devices.isEmpty })
-            let device = try #require(adapter.devices.first)
-            try await adapter.stopDiscovery()
+            let device = try await bt.discoverFirstDevice(on: adapter)
             #expect(adapter.isPairable == false)
 
             let noAgent = await #expect(throws: BlueZError.self) { try await device.pair() }

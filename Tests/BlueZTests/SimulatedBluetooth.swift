@@ -3,6 +3,7 @@ import BlueZSimulator
 import DBus
 import Foundation
 import SystoleTestSupport
+import Testing
 
 /// A private bus with `systole-sim`'s library playing bluetoothd, and a client connected to it.
 struct SimulatedBluetooth {
@@ -25,6 +26,21 @@ struct SimulatedBluetooth {
         connection.close()
         await simulator.stop()
         bus.stop()
+    }
+
+    /// Discovers until bluetoothd knows a device, stops discovery, and returns the first device.
+    func discoverFirstDevice(on adapter: Adapter) async throws -> Device {
+        try await adapter.startDiscovery()
+        _ = await eventually { !adapter.devices.isEmpty }
+        let device = try #require(adapter.devices.first)
+        try await adapter.stopDiscovery()
+        return device
+    }
+
+    /// Connects and waits for services (Connect() returns before bluetoothd resolves them).
+    func connect(_ device: Device) async throws {
+        try await device.connect()
+        #expect(await eventually { device.servicesResolved })
     }
 
     /// The first device bluetoothd knows for simulated sensor `index`, found by address.

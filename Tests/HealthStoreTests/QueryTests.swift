@@ -103,28 +103,22 @@ import WorkoutKit
         defer { folder.remove() }
         let store = try SQLiteHealthStore(path: folder.path, calendar: Self.berlin)
         let start = date("2026-07-04T08:00")
-        let clock = ManualWorkoutClock(start.addingTimeInterval(1800))
-        let session = await WorkoutSession(
-            configuration: WorkoutConfiguration(activityType: .running),
-            store: store,
-            clock: clock
-        )
-        try await session.startActivity(at: start)
-        let builder = session.associatedWorkoutBuilder()
-        try await builder.beginCollection(at: start)
-        try await builder.add([
-            .quantity(
-                QuantitySample(
-                    type: .activeEnergyBurned,
-                    quantity: Quantity(100, .kilocalorie),
-                    start: start,
-                    end: start.addingTimeInterval(1800)
+        let finished = try await recordWorkout(
+            in: store,
+            activity: .running,
+            start: start,
+            seconds: 1800,
+            samples: [
+                .quantity(
+                    QuantitySample(
+                        type: .activeEnergyBurned,
+                        quantity: Quantity(100, .kilocalorie),
+                        start: start,
+                        end: start.addingTimeInterval(1800)
+                    )
                 )
-            )
-        ])
-        try await session.stopActivity(at: start.addingTimeInterval(1800))
-        try await builder.endCollection(at: start.addingTimeInterval(1800))
-        let finished = try await builder.finishWorkout()
+            ]
+        )
         // The same workout imported again (another path) is stored but not summarised.
         var imported = finished
         imported.id = UUID()

@@ -18,6 +18,32 @@ struct TemporaryStore {
     func remove() { try? FileManager.default.removeItem(at: folder) }
 }
 
+/// Runs a whole workout through a session and its builder (start, collect `samples`, stop, finish, end).
+@discardableResult
+func recordWorkout(
+    in store: SQLiteHealthStore,
+    activity: WorkoutActivityType,
+    start: Date,
+    seconds: Double,
+    samples: [Sample]
+) async throws -> Workout {
+    let end = start.addingTimeInterval(seconds)
+    let session = await WorkoutSession(
+        configuration: WorkoutConfiguration(activityType: activity),
+        store: store,
+        clock: ManualWorkoutClock(end)
+    )
+    try await session.startActivity(at: start)
+    let builder = session.associatedWorkoutBuilder()
+    try await builder.beginCollection(at: start)
+    try await builder.add(samples)
+    try await session.stopActivity(at: end)
+    try await builder.endCollection(at: end)
+    let workout = try await builder.finishWorkout()
+    try await session.end()
+    return workout
+}
+
 @Suite struct SQLiteHealthStoreTests {
     let t0 = Date(timeIntervalSince1970: 1_800_000_000)
     let strap = Device(
@@ -88,29 +114,23 @@ struct TemporaryStore {
         let store = try folder.open()
         for (index, activity) in [WorkoutActivityType.running, .cycling, .running].enumerated() {
             let start = t0.addingTimeInterval(Double(index) * 86_400)
-            let clock = ManualWorkoutClock(start.addingTimeInterval(600))
-            let session = await WorkoutSession(
-                configuration: WorkoutConfiguration(activityType: activity),
-                store: store,
-                clock: clock
-            )
-            try await session.startActivity(at: start)
-            let builder = session.associatedWorkoutBuilder()
-            try await builder.beginCollection(at: start)
-            try await builder.add([
-                .quantity(
-                    QuantitySample(
-                        type: .heartRate,
-                        quantity: Quantity(Double(120 + index), .countPerMinute),
-                        start: start.addingTimeInterval(5),
-                        end: start.addingTimeInterval(5)
+            let reading = start.addingTimeInterval(5)
+            try await recordWorkout(
+                in: store,
+                activity: activity,
+                start: start,
+                seconds: 600,
+                samples: [
+                    .quantity(
+                        QuantitySample(
+                            type: .heartRate,
+                            quantity: Quantity(Double(120 + index), .countPerMinute),
+                            start: reading,
+                            end: reading
+                        )
                     )
-                )
-            ])
-            try await session.stopActivity(at: start.addingTimeInterval(600))
-            try await builder.endCollection(at: start.addingTimeInterval(600))
-            _ = try await builder.finishWorkout()
-            try await session.end()
+                ]
+            )
         }
         let all = try await store.workouts()
         #expect(all.map(\.activityType) == [.running, .cycling, .running])
