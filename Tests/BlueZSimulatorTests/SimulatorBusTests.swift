@@ -316,4 +316,91 @@ import Testing
             #expect(back.arguments[2].string != firstOwner)
         }
     }
+
+    /// What the trace of bluetoothd 5.66 showed, pinned (docs/simulator.md, "Checked against bluetoothd").
+    @Test func connectAndDisconnectFollowTheOrderBluetoothdUses() async throws {
+        try await withFixture { f in
+            let signals = try await f.client.signals(matching: DBusMatchRule(sender: "org.bluez"))
+            var iterator = signals.makeAsyncIterator()
+            _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
+            let address = await f.simulator.sensorAddresses[0]
+            let path = "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
+            _ = try await f.call(path, "org.bluez.Device1", "Connect")
+            try await f.waitForServices(path)
+            // Record everything up to Battery1 appearing on the device, the last step of a connect.
+            var trace: [String] = []
+            while true {
+                let signal = try #require(try await iterator.next())
+                switch signal.member {
+                case "InterfacesAdded":
+                    let names = signal.arguments[1].dictionaryEntries?.compactMap(\.key.string) ?? []
+                    if names.contains("org.bluez.GattService1") { trace.append("service") }
+                    if names.contains("org.bluez.Battery1") { trace.append("battery") }
+                case "PropertiesChanged" where signal.path == path:
+                    let changed = signal.arguments[1].propertyMap ?? [:]
+                    if changed["Connected"] == .boolean(true) { trace.append("connected") }
+                    if changed["ServicesResolved"] == .boolean(true) {
+                        #expect(changed["UUIDs"] != nil, "UUIDs come with ServicesResolved")
+                        trace.append("resolved")
+                    }
+                default: break
+                }
+                if trace.last == "battery" { break }
+            }
+            #expect(trace == ["connected", "service", "service", "resolved", "battery"])
+
+            let measurement = path + "/service000a/char000b"
+            let read = await bluezError {
+                _ = try await f.call(measurement, "org.bluez.GattCharacteristic1", "ReadValue", [.propertyMap([:])])
+            }
+            #expect(read == DBusError(name: "org.bluez.Error.NotSupported", message: "Operation is not supported"))
+            _ = try await f.call(measurement, "org.bluez.GattCharacteristic1", "StartNotify")
+
+            // A link loss: one signal with both false; GATT objects and the session stay.
+            await f.simulator.takeOutOfRange(sensor: 0, for: .seconds(1))
+            var lost: [String: DBusValue] = [:]
+            var batteryRemoved = false
+            while lost.isEmpty {
+                let signal = try #require(try await iterator.next())
+                if signal.member == "InterfacesRemoved", signal.arguments[1].strings == ["org.bluez.Battery1"] {
+                    batteryRemoved = true
+                }
+                if signal.member == "PropertiesChanged", signal.path == path {
+                    lost = signal.arguments[1].propertyMap ?? [:]
+                }
+            }
+            #expect(batteryRemoved)
+            #expect(lost == ["ServicesResolved": .boolean(false), "Connected": .boolean(false)])
+            let again = await bluezError {
+                _ = try await f.call(measurement, "org.bluez.GattCharacteristic1", "StartNotify")
+            }
+            #expect(again == DBusError(name: "org.bluez.Error.InProgress", message: "In Progress"))
+            let offline = await bluezError {
+                _ = try await f.call(
+                    path + "/service000a/char000e",
+                    "org.bluez.GattCharacteristic1",
+                    "ReadValue",
+                    [.propertyMap([:])]
+                )
+            }
+            #expect(offline == DBusError(name: "org.bluez.Error.Failed", message: "Not connected"))
+        }
+    }
+
+    @Test func aRestartedBluetoothdPowersItsAdaptersUpAfterTakingTheName() async throws {
+        try await withFixture { f in
+            let changes = try await f.client.signals(
+                matching: DBusMatchRule(
+                    sender: "org.bluez",
+                    path: "/org/bluez/hci0",
+                    interface: "org.freedesktop.DBus.Properties",
+                    member: "PropertiesChanged"
+                )
+            )
+            try await f.simulator.restartBluetoothd(downtime: .milliseconds(100))
+            var iterator = changes.makeAsyncIterator()
+            let up = try #require(try await iterator.next())
+            #expect(up.arguments[1].propertyMap == ["Powered": .boolean(true), "PowerState": .string("on")])
+        }
+    }
 }
