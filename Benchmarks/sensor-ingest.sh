@@ -30,12 +30,7 @@ BIN=$(swift build -c release --show-bin-path)
 
 source scripts/lib/private-bus.sh
 WORK=$(mktemp -d /tmp/systole-bench.XXXXXX)
-cleanup() {
-  [ -n "${SIM_PID:-}" ] && kill "$SIM_PID" 2>/dev/null || true
-  stop_private_bus
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+trap cleanup_private_run EXIT
 
 start_private_bus "$WORK"
 

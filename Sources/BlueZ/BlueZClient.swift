@@ -279,6 +279,9 @@ public final class BlueZClient: Sendable {
                 let names = all.map(\.name).joined(separator: ", ")
                 throw BlueZError(.doesNotExist, "no adapter named \(name) (found: \(names))")
             }
+            guard adapter.isPowered else {
+                throw BlueZError(.notReady, "adapter \(name) is off: turn it on with 'bluetoothctl power on'")
+            }
             return adapter
         }
         guard let powered = all.first(where: { $0.isPowered }) else {

@@ -164,7 +164,11 @@ public final class HeartRateSensor: Sendable {
         report(.resolvingServices)
         try await waitForServices(device, deviceEvents)
         guard let measurement = device.characteristic(.heartRateMeasurement, in: .heartRateService) else {
-            throw BlueZError(.notSupported, "\(address) has no Heart Rate Measurement characteristic (0x2A37)")
+            throw BlueZError(
+                .notSupported,
+                "\(address) has no Heart Rate Measurement characteristic (0x2A37): it is not a heart-rate sensor; "
+                    + "find one with 'systole scan'"
+            )
         }
         let notifications = try await subscribe(measurement, device)
         state.withLock { $0.counters.connections += 1 }
@@ -189,7 +193,11 @@ public final class HeartRateSensor: Sendable {
         let found = await firstMatchingDevice(on: adapter, appeared)
         try? await adapter.stopDiscovery()
         guard let found else {
-            throw BlueZError(.doesNotExist, "no sensor matching \(target) found within \(options.discoveryTimeout)")
+            throw BlueZError(
+                .doesNotExist,
+                "no sensor matching \(target) found within \(options.discoveryTimeout): wake it (wear it, wet the "
+                    + "electrodes) and check the address with 'systole scan'"
+            )
         }
         return found
     }

@@ -1,5 +1,4 @@
 import DBus
-import Synchronization
 
 /// A pairing agent (`org.bluez.Agent1`) with capability `NoInputNoOutput`: Just Works pairing, as heart-rate
 /// straps and earbuds without a keypad or display expect. It accepts confirmations and authorisations and
@@ -11,17 +10,12 @@ public final class PairingAgent: Sendable {
 
     public let path: String
     private let object: DBusObject
-    private let requests = Mutex<[String]>([])
 
     public init(path: String = PairingAgent.defaultPath) {
         self.path = path
         object = DBusObject(path: path)
         object.addInterface(makeInterface())
     }
-
-    /// The agent methods bluetoothd called so far (e.g. `RequestAuthorization /org/bluez/hci0/dev_…`), oldest
-    /// first; for logs and tests.
-    public var receivedRequests: [String] { requests.withLock { $0 } }
 
     /// Exports the agent on the client's connection, registers it and makes it the default agent (so pairing
     /// requests not started by us reach it too).
@@ -53,23 +47,15 @@ public final class PairingAgent: Sendable {
     }
 
     private func makeInterface() -> DBusInterface {
-        let record: @Sendable (DBusMethodCall) -> Void = { [weak self] call in
-            let detail = call.arguments.first?.string.map { " " + $0 } ?? ""
-            self?.requests.withLock { $0.append(call.member + detail) }
-        }
         func accept(_ name: String, _ inputs: [(name: String, type: DBusType)]) -> DBusMethod {
-            DBusMethod(name, inputs: inputs) { call in
-                record(call)
-                return []
-            }
+            DBusMethod(name, inputs: inputs) { _ in [] }
         }
         func reject(
             _ name: String,
             _ inputs: [(name: String, type: DBusType)],
             _ outputs: [(name: String, type: DBusType)]
         ) -> DBusMethod {
-            DBusMethod(name, inputs: inputs, outputs: outputs) { call throws(DBusError) in
-                record(call)
+            DBusMethod(name, inputs: inputs, outputs: outputs) { _ throws(DBusError) in
                 throw DBusError(
                     name: "org.bluez.Error.Rejected",
                     message: "systole's agent has no input: it cannot supply a PIN or passkey"

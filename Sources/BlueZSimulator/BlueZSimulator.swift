@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import HeartRateProfile
 
 /// Plays bluetoothd's `org.bluez` API on a bus, with simulated heart-rate sensors in the air.
 ///
@@ -30,6 +31,8 @@ public actor BlueZSimulator {
     var profilePaths: [ApplicationKey: [String]] = [:]
     var tasks: [Task<Void, Never>] = []
     var restartsDone = 0
+    /// Seeds radio conditions (RSSI), separately from the sensors' payloads.
+    var airRandom: SeededRandom
     var hasStarted = false
     /// Whether `org.bluez` is currently on the bus (false during a simulated restart).
     public private(set) var isRunning = false
@@ -61,6 +64,7 @@ public actor BlueZSimulator {
             }
         }
         self.sensors = sensors
+        airRandom = SeededRandom(seed: scenario.seed ^ 0xA1A1_A1A1)
     }
 
     /// Seconds since the simulator was created.
@@ -310,9 +314,9 @@ struct SimulatedSensor: Sendable {
     }
 
     /// Advertised service UUIDs.
-    var advertisedUUIDs: [String] { ["0000180d-0000-1000-8000-00805f9b34fb"] }
+    var advertisedUUIDs: [String] { [BluetoothUUID.heartRateService.bluezString] }
     /// Every service UUID, known once GATT services are resolved.
     var serviceUUIDs: [String] {
-        ["00001801", "0000180a", "0000180d", "0000180f"].map { $0 + "-0000-1000-8000-00805f9b34fb" }
+        [BluetoothUUID(0x1801), .deviceInformationService, .heartRateService, .batteryService].map(\.bluezString)
     }
 }

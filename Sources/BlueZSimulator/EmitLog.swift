@@ -1,4 +1,5 @@
 import Foundation
+import HeartRateProfile
 
 /// The notifications the simulator sent, one JSON object per line:
 /// `{"time":"2026-11-22T10:00:00.123456Z","unix":1795341600.123456,"sensor":"A0:9E:1A:…","payload":"16…"}`
@@ -53,5 +54,5 @@ public struct EmittedNotification: Sendable, Hashable {
     public var payload: [UInt8]
     public var malformed: Bool
 
-    public var payloadHex: String { payload.map { String(format: "%02x", $0) }.joined() }
+    public var payloadHex: String { Hex.encode(payload).lowercased() }
 }

@@ -1,4 +1,5 @@
 import DBus
+import HeartRateProfile
 
 /// An adapter's state and its exported object.
 struct SimulatedAdapter: Sendable {
@@ -8,6 +9,8 @@ struct SimulatedAdapter: Sendable {
     var discoveryClients: [String: DiscoveryFilter] = [:]
     var pendingFilters: [String: DiscoveryFilter] = [:]
     var lastRSSI: [Int: Double] = [:]
+    /// When each sensor's RSSI was last announced (simulator seconds).
+    var lastRSSIReport: [Int: Double] = [:]
 
     var name: String { "hci\(index)" }
     var path: String { "/org/bluez/hci\(index)" }
@@ -178,15 +181,10 @@ extension BlueZSimulator {
 
     /// A UUID in BlueZ's 128-bit lower-case form; 16- and 32-bit forms are expanded.
     static func normalisedUUID(_ text: String) throws(DBusError) -> String {
-        let lower = text.lowercased()
-        let hexDigits = Set("0123456789abcdef")
-        if lower.count == 4 || lower.count == 8, lower.allSatisfy(hexDigits.contains) {
-            return String(repeating: "0", count: 8 - lower.count) + lower + "-0000-1000-8000-00805f9b34fb"
-        }
-        let groups = lower.split(separator: "-", omittingEmptySubsequences: false).map(\.count)
-        guard groups == [8, 4, 4, 4, 12], lower.replacingOccurrences(of: "-", with: "").allSatisfy(hexDigits.contains)
-        else { throw SimError.invalidArguments() }
-        return lower
+        // BluetoothUUID parses 16- and 128-bit forms; BlueZ also takes 32-bit ones, which sit on the same base.
+        let expanded = text.count == 8 ? text + "-0000-1000-8000-00805f9b34fb" : text
+        guard let uuid = BluetoothUUID(expanded) else { throw SimError.invalidArguments() }
+        return uuid.bluezString
     }
 
     func startDiscovery(adapter: Int, client: String) throws(DBusError) {
@@ -219,6 +217,7 @@ extension BlueZSimulator {
             devices[path]?.lastSeen = now
         }
         adapters[adapter].lastRSSI = [:]
+        adapters[adapter].lastRSSIReport = [:]
     }
 
     /// Reports sensors in range that pass any client's filter (BlueZ merges filters; clients must re-check).
@@ -227,16 +226,25 @@ extension BlueZSimulator {
         for sensor in sensors where sensor.inRange && sensor.connectedVia == nil {
             guard filters.contains(where: { $0.accepts(sensor.advertisedUUIDs) }) else { continue }
             let path = devicePath(adapter: adapter, sensor: sensor.index)
+            devices[path]?.lastSeen = time
+            // bluetoothd announces RSSI about once a second while discovering, even when it did not change.
+            if devices[path] != nil, let last = adapters[adapter].lastRSSIReport[sensor.index], time - last < 1 {
+                continue
+            }
+            adapters[adapter].lastRSSIReport[sensor.index] = time
             // RSSI moves a few dB per report, as it does for a strap worn a couple of metres away.
             let previous = adapters[adapter].lastRSSI[sensor.index] ?? Double(-55 - (sensor.index * 7) % 30)
-            let rssi = max(-100, min(-30, previous + Double.random(in: -3...3)))
+            let rssi = max(-100, min(-30, previous + Double.random(in: -3...3, using: &airRandom)))
             adapters[adapter].lastRSSI[sensor.index] = rssi
             if devices[path] == nil {
                 addDevice(sensor: sensor.index, adapter: adapter, paired: false, rssi: Int16(rssi))
             } else {
-                devices[path]?.object.setProperty(Self.deviceInterface, "RSSI", .int16(Int16(rssi)))
+                devices[path]?.object.setProperties(
+                    Self.deviceInterface,
+                    ["RSSI": .int16(Int16(rssi))],
+                    emitUnchanged: true
+                )
             }
-            devices[path]?.lastSeen = time
         }
     }
 

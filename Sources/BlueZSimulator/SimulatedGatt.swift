@@ -1,4 +1,5 @@
 import DBus
+import HeartRateProfile
 
 /// The GATT objects bluetoothd exports for a connected heart-rate sensor: the Heart Rate service (0x180D with
 /// 0x2A37 notify, 0x2A38 read, 0x2A39 write) and the Battery service (0x180F with 0x2A19 read + notify), at paths
@@ -31,9 +32,7 @@ extension BlueZSimulator {
     static let characteristicInterface = "org.bluez.GattCharacteristic1"
     static let descriptorInterface = "org.bluez.GattDescriptor1"
 
-    static func uuid(_ short: UInt16) -> String {
-        hex(UInt32(short), digits: 8).lowercased() + "-0000-1000-8000-00805f9b34fb"
-    }
+    static func uuid(_ short: UInt16) -> String { BluetoothUUID(short).bluezString }
 
     enum Characteristic: Sendable {
         case measurement

@@ -204,11 +204,6 @@ public actor LiveWorkoutBuilder {
         statisticsByType[type.identifier]
     }
 
-    /// The types collected so far.
-    public var collectedTypes: Set<SampleType> {
-        Set(values.keys.compactMap(QuantityType.init(identifier:)).map(SampleType.quantity))
-    }
-
     /// Time worked out between the start and `date` (or the end, if earlier), pauses excluded.
     public func elapsedTime(at date: Date) -> Double {
         guard let startDate else { return 0 }

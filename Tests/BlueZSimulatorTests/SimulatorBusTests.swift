@@ -403,4 +403,23 @@ import Testing
             #expect(up.arguments[1].propertyMap == ["Powered": .boolean(true), "PowerState": .string("on")])
         }
     }
+
+    @Test func discoveryAnnouncesRSSIEverySecondEvenWhenUnchanged() async throws {
+        try await withFixture { f in
+            let address = await f.simulator.sensorAddresses[0]
+            let path = "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
+            let changes = try await f.client.signals(
+                matching: DBusMatchRule(sender: "org.bluez", path: path, member: "PropertiesChanged")
+            )
+            _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
+            var iterator = changes.makeAsyncIterator()
+            let start = ContinuousClock.now
+            for _ in 0..<2 {
+                let signal = try #require(try await iterator.next())
+                #expect(signal.arguments[1].propertyMap?["RSSI"]?.type == .int16)
+            }
+            // Two announcements after the device appeared take about two seconds, not less than one.
+            #expect(ContinuousClock.now - start > .milliseconds(900))
+        }
+    }
 }

@@ -73,8 +73,11 @@ import Testing
             #expect(bt.client.adapters.map(\.name) == ["hci0", "hci1"])
             let first = try bt.client.adapter(named: nil)
             #expect(first.name == "hci1")
-            let named = try bt.client.adapter(named: "hci0")
-            #expect(named.name == "hci0")
+            let off = #expect(throws: BlueZError.self) { try bt.client.adapter(named: "hci0") }
+            #expect(off?.kind == .notReady)
+            #expect(off?.message == "adapter hci0 is off: turn it on with 'bluetoothctl power on'")
+            let named = try bt.client.adapter(named: "hci1")
+            #expect(named.name == "hci1")
             let missing = #expect(throws: BlueZError.self) { try bt.client.adapter(named: "hci7") }
             #expect(missing?.kind == .doesNotExist)
             #expect(missing?.message == "no adapter named hci7 (found: hci0, hci1)")

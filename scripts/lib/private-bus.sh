@@ -1,6 +1,7 @@
 # Sourced by scripts that need a dbus-daemon of their own (never the machine's buses).
 # start_private_bus WORKDIR: starts one listening on WORKDIR/bus, with limits high enough for benchmarks, and sets
 # BUS (its address) and BUS_PID. stop_private_bus kills it (dbus-daemon ignores SIGTERM).
+# cleanup_private_run (for `trap … EXIT`) stops the simulator ($SIM_PID), the bus, and removes $WORK.
 start_private_bus() {
   local dir=$1
   cat > "$dir/bus.conf" <<CONF
@@ -22,4 +23,10 @@ CONF
 
 stop_private_bus() {
   [ -n "${BUS_PID:-}" ] && kill -9 "$BUS_PID" 2>/dev/null || true
+}
+
+cleanup_private_run() {
+  [ -n "${SIM_PID:-}" ] && kill "$SIM_PID" 2>/dev/null || true
+  stop_private_bus
+  [ -n "${WORK:-}" ] && rm -rf "$WORK"
 }
