@@ -64,7 +64,7 @@ import Testing
     )
         async throws
     {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.start()
         let client = try await DBusConnection.connect(to: .address(bus.address))
         // Started last, so the scenario's clock starts as close as possible to the test's first call.
         let simulator = try BlueZSimulator(scenario: scenario, bus: .address(bus.address), emitLogPath: emitLog)
@@ -271,9 +271,10 @@ import Testing
     @Test func scenarioFaultsPlayOnTheirOwnClock() async throws {
         var scenario = Scenario()
         scenario.connectTimeout = 0.2
-        // Late enough that connecting comes first even on a loaded machine.
-        scenario.sensors[0].faults = [Scenario.FaultSpec(.disconnect, at: 3, for: 2.5)]
-        scenario.restarts = [Scenario.Window(at: 6.5, for: 0.3)]
+        // Late enough that connecting comes first, and windows long enough that each check falls inside its
+        // window, even on a loaded machine. Changes are awaited as signals, which queue, so none is missed.
+        scenario.sensors[0].faults = [Scenario.FaultSpec(.disconnect, at: 2, for: 6)]
+        scenario.restarts = [Scenario.Window(at: 12, for: 0.3)]
         try await withFixture(scenario) { f in
             let owners = try await f.client.signals(
                 matching: DBusMatchRule(
@@ -284,30 +285,26 @@ import Testing
                 )
             )
             let firstOwner = try #require(try await f.client.nameOwner(of: "org.bluez"))
-            _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
             let address = await f.simulator.sensorAddresses[0]
             let path = "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
+            let changes = try await f.client.signals(
+                matching: DBusMatchRule(
+                    sender: "org.bluez",
+                    path: path,
+                    interface: "org.freedesktop.DBus.Properties",
+                    member: "PropertiesChanged"
+                )
+            )
+            var connectedValues = changes.compactMap { $0.arguments[1].propertyMap?["Connected"] }.makeAsyncIterator()
+            _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
             _ = try await f.call(path, "org.bluez.Device1", "Connect")
-            func connected() async throws -> Bool {
-                try await f.call(
-                    path,
-                    "org.freedesktop.DBus.Properties",
-                    "Get",
-                    [.string("org.bluez.Device1"), .string("Connected")]
-                ) == [.variant(.boolean(true))]
-            }
-            #expect(try await connected())
-            // Out of range from 3 s to 5.5 s: the link drops and Connect() fails the way bluetoothd's does.
-            var dropped = false
-            for _ in 0..<100 where !dropped {
-                try await Task.sleep(for: .milliseconds(50))
-                dropped = try await !connected()
-            }
-            #expect(dropped)
+            #expect(try await connectedValues.next() == .boolean(true))
+            // Out of range from 2 s to 8 s: the link drops and Connect() fails the way bluetoothd's does.
+            #expect(try await connectedValues.next() == .boolean(false))
             let failed = await bluezError { _ = try await f.call(path, "org.bluez.Device1", "Connect") }
             #expect(failed?.name == "org.bluez.Error.Failed")
             #expect(failed?.message == "le-connection-abort-by-local")
-            // bluetoothd restarts at 6.5 s: the name goes and comes back with a new owner.
+            // bluetoothd restarts at 12 s: the name goes and comes back with a new owner.
             var iterator = owners.makeAsyncIterator()
             let gone = try #require(try await iterator.next())
             #expect(gone.arguments[1].string == firstOwner && gone.arguments[2].string == "")

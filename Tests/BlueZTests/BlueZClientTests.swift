@@ -85,7 +85,7 @@ import Testing
     }
 
     @Test func withoutBluetoothdTheClientSaysSoAndFillsWhenItStarts() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let connection = try await DBusConnection.connect(to: .address(bus.address))
         defer { connection.close() }

@@ -13,7 +13,7 @@ struct SimulatedBluetooth {
     let client: BlueZClient
 
     static func start(_ scenario: Scenario) async throws -> SimulatedBluetooth {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.start()
         let simulator = try BlueZSimulator(scenario: scenario, bus: .address(bus.address), recordEmissions: true)
         try await simulator.start()
         let connection = try await DBusConnection.connect(to: .address(bus.address))
@@ -124,6 +124,19 @@ extension [HeartRateSensorEvent] {
         compactMap { if case .state(let state) = $0 { state } else { nil } }
     }
     func count(of state: SensorConnectionState) -> Int { states.filter { $0 == state }.count }
+
+    /// How many connections reached streaming. A sensor that was stale and speaks again is also reported
+    /// `.streaming` (it is not a new connection), which a loaded test machine can cause at any time.
+    var streamingConnections: Int {
+        zip([nil] + states, states).filter { previous, state in state == .streaming && previous != .stale }.count
+    }
+
+    /// The events after the last connection started resolving services.
+    var sinceLastConnection: [HeartRateSensorEvent] {
+        guard let start = lastIndex(where: { if case .state(.resolvingServices) = $0 { true } else { false } })
+        else { return [] }
+        return Array(self[(start + 1)...])
+    }
 }
 
 /// Options that reconnect fast, so tests of reconnection do not wait long.

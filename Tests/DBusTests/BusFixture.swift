@@ -8,7 +8,7 @@ struct BusFixture {
     let client: DBusConnection
 
     static func start() async throws -> BusFixture {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.start()
         let server = try await DBusConnection.connect(to: .address(bus.address))
         let client = try await DBusConnection.connect(to: .address(bus.address))
         return BusFixture(bus: bus, server: server, client: client)

@@ -188,27 +188,30 @@ func recordWorkout(
         let folder = try TemporaryStore()
         defer { folder.remove() }
         let probe = CommandRunner.productsDirectory.appendingPathComponent("health-store-probe")
-        let process = Process()
-        process.executableURL = probe
-        process.arguments = [folder.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // Let it commit a few hundred samples, then kill it without warning.
-        var text = ""
-        while text.components(separatedBy: "committed").count < 300 {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { break }
-            text += String(decoding: chunk, as: UTF8.self)
+        let path = folder.path
+        let text = try await offThePool {
+            let process = Process()
+            process.executableURL = probe
+            process.arguments = [path]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            // Let it commit a few hundred samples, then kill it without warning.
+            var text = ""
+            while text.components(separatedBy: "committed").count < 300 {
+                let chunk = output.fileHandleForReading.availableData
+                guard !chunk.isEmpty else { break }
+                text += String(decoding: chunk, as: UTF8.self)
+            }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return text + String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        text += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let committed = Set(text.split(separator: "\n").compactMap { Int($0.split(separator: " ").last ?? "") })
         #expect(committed.count >= 299)
 
-        let result = try CommandRunner.run("health-store-probe", [folder.path, "recover"])
+        let result = try await CommandRunner.run("health-store-probe", [folder.path, "recover"])
         #expect(result.status == 0)
         let json = try #require(
             try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]

@@ -5,11 +5,16 @@ import Testing
 /// `systole scan` and `systole monitor` as real processes, against a real `systole-sim` process on a private bus.
 @Suite struct BluetoothCommandTests {
     /// A running `systole-sim` with its sensors' addresses.
-    final class Simulator {
+    final class Simulator: @unchecked Sendable {
         let process: Process
         let addresses: [String]
 
-        init(bus: PrivateBus, _ arguments: [String]) throws {
+        /// Starts it on a thread of its own (see `offThePool`): waiting for its "ready" line blocks.
+        static func start(bus: PrivateBus, _ arguments: [String]) async throws -> Simulator {
+            try await offThePool { try Simulator(bus: bus, arguments) }
+        }
+
+        private init(bus: PrivateBus, _ arguments: [String]) throws {
             process = Process()
             process.executableURL = CommandRunner.productsDirectory.appendingPathComponent("systole-sim")
             process.arguments = ["--bus", bus.address] + arguments
@@ -29,24 +34,24 @@ import Testing
             addresses = lines.filter { $0.hasPrefix("sensor ") }.map { String($0.split(separator: " ")[2]) }
         }
 
+        /// Sends SIGTERM without waiting for the exit, so it never blocks.
         func stop() {
             process.terminate()
-            process.waitUntilExit()
         }
     }
 
-    func systole(_ arguments: [String]) throws -> CommandRunner.Result {
-        try CommandRunner.run("systole", arguments)
+    func systole(_ arguments: [String]) async throws -> CommandRunner.Result {
+        try await CommandRunner.run("systole", arguments)
     }
 
-    @Test func scanListsSensorsWithNameMakerRSSIAndPairing() throws {
-        let bus = try PrivateBus()
+    @Test func scanListsSensorsWithNameMakerRSSIAndPairing() async throws {
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
-        let simulator = try Simulator(bus: bus, ["--sensors", "2", "--model", "wahoo-tickr"])
+        let simulator = try await Simulator.start(bus: bus, ["--sensors", "2", "--model", "wahoo-tickr"])
         defer { simulator.stop() }
         #expect(simulator.addresses.count == 2)
 
-        let text = try systole(["scan", "--bus", bus.address, "--seconds", "0.6"])
+        let text = try await systole(["scan", "--bus", bus.address, "--seconds", "0.6"])
         #expect(text.status == 0)
         let lines = text.standardOutput.split(separator: "\n")
         #expect(lines.count == 2)
@@ -58,7 +63,7 @@ import Testing
             #expect(!line.contains("paired"))
         }
 
-        let json = try systole(["scan", "--bus", bus.address, "--seconds", "0.6", "--json"])
+        let json = try await systole(["scan", "--bus", bus.address, "--seconds", "0.6", "--json"])
         let objects = try json.standardOutput.split(separator: "\n").map {
             try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
         }
@@ -66,16 +71,16 @@ import Testing
         #expect(objects.allSatisfy { $0["paired"] as? Bool == false && $0["rssi"] is Int })
     }
 
-    @Test func monitorPrintsEachDecodedMeasurementAsTheSimulatorSentIt() throws {
-        let bus = try PrivateBus()
+    @Test func monitorPrintsEachDecodedMeasurementAsTheSimulatorSentIt() async throws {
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("emit-\(UUID()).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: log) }
-        let simulator = try Simulator(bus: bus, ["--rate", "10", "--emit-log", log])
+        let simulator = try await Simulator.start(bus: bus, ["--rate", "10", "--emit-log", log])
         defer { simulator.stop() }
         let address = try #require(simulator.addresses.first)
 
-        let result = try systole(["monitor", address, "--bus", bus.address, "--json", "--count", "8"])
+        let result = try await systole(["monitor", address, "--bus", bus.address, "--json", "--count", "8"])
         #expect(result.status == 0)
         #expect(result.standardError.contains("systole: streaming"))
         #expect(result.standardError.contains("body sensor location: chest"))
@@ -90,7 +95,7 @@ import Testing
             #expect((object["time"] as? String)?.hasSuffix("Z") == true)
             // The same measurement, decoded by `systole decode` from the payload the simulator logged.
             let payload = try #require(emitted[index]["payload"] as? String)
-            let decoded = try systole(["decode", payload, "--json"])
+            let decoded = try await systole(["decode", payload, "--json"])
             let expected = try #require(
                 try JSONSerialization.jsonObject(with: Data(decoded.standardOutput.utf8)) as? [String: Any]
             )
@@ -100,65 +105,65 @@ import Testing
         }
     }
 
-    @Test func clearErrorsForEachWayItCanFail() throws {
-        let bus = try PrivateBus()
+    @Test func clearErrorsForEachWayItCanFail() async throws {
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
 
-        let noBluetoothd = try systole(["scan", "--bus", bus.address, "--seconds", "0.2"])
+        let noBluetoothd = try await systole(["scan", "--bus", bus.address, "--seconds", "0.2"])
         #expect(noBluetoothd.status == 1)
         #expect(noBluetoothd.standardError.contains("bluetoothd is not running"))
 
-        let noBus = try systole(["monitor", "--bus", "unix:path=/nonexistent/bus"])
+        let noBus = try await systole(["monitor", "--bus", "unix:path=/nonexistent/bus"])
         #expect(noBus.status == 1)
         #expect(noBus.standardError.contains("Is D-Bus running, and is --bus right?"))
 
-        let badAdapter = try systole(["scan", "--adapter", "bluetooth0"])
+        let badAdapter = try await systole(["scan", "--adapter", "bluetooth0"])
         #expect(badAdapter.status == 2)
         #expect(badAdapter.standardError.contains("--adapter takes a name like hci0"))
 
-        let badAddress = try systole(["monitor", "12:34"])
+        let badAddress = try await systole(["monitor", "12:34"])
         #expect(badAddress.status == 2)
         #expect(badAddress.standardError.contains("is not a Bluetooth address"))
 
-        let simulator = try Simulator(bus: bus, [])
+        let simulator = try await Simulator.start(bus: bus, [])
         defer { simulator.stop() }
-        let noAdapter = try systole(["scan", "--bus", bus.address, "--adapter", "hci4", "--seconds", "0.2"])
+        let noAdapter = try await systole(["scan", "--bus", bus.address, "--adapter", "hci4", "--seconds", "0.2"])
         #expect(noAdapter.status == 1)
         #expect(noAdapter.standardError.contains("no adapter named hci4 (found: hci0)"))
 
-        let absent = try systole(["monitor", "00:11:22:33:44:55", "--bus", bus.address])
+        let absent = try await systole(["monitor", "00:11:22:33:44:55", "--bus", bus.address])
         #expect(absent.status == 1)
         #expect(absent.standardError.contains("cannot monitor 00:11:22:33:44:55: DoesNotExist: no sensor matching"))
     }
 
-    @Test func noAdapterAndNoPermissionAreExplained() throws {
-        let bus = try PrivateBus()
+    @Test func noAdapterAndNoPermissionAreExplained() async throws {
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let scenario = FileManager.default.temporaryDirectory.appendingPathComponent("none-\(UUID()).json").path
         defer { try? FileManager.default.removeItem(atPath: scenario) }
         _ = FileManager.default.createFile(atPath: scenario, contents: Data(#"{"adapters": []}"#.utf8))
-        let simulator = try Simulator(bus: bus, ["--scenario", scenario])
+        let simulator = try await Simulator.start(bus: bus, ["--scenario", scenario])
         defer { simulator.stop() }
-        let none = try systole(["scan", "--bus", bus.address, "--seconds", "0.2"])
+        let none = try await systole(["scan", "--bus", bus.address, "--seconds", "0.2"])
         #expect(none.status == 1)
         #expect(none.standardError.contains("no Bluetooth adapter found"))
 
         // A bus that refuses calls to org.bluez, as the system bus does for users outside group 'bluetooth'.
-        let guarded = try PrivateBus(extraPolicy: #"<deny send_destination="org.bluez"/>"#)
+        let guarded = try await PrivateBus.start(extraPolicy: #"<deny send_destination="org.bluez"/>"#)
         defer { guarded.stop() }
-        let other = try Simulator(bus: guarded, [])
+        let other = try await Simulator.start(bus: guarded, [])
         defer { other.stop() }
-        let denied = try systole(["scan", "--bus", guarded.address, "--seconds", "0.2"])
+        let denied = try await systole(["scan", "--bus", guarded.address, "--seconds", "0.2"])
         #expect(denied.status == 1)
         #expect(denied.standardError.contains("not authorised to talk to bluetoothd"))
         #expect(denied.standardError.contains("group 'bluetooth'"))
     }
 
-    @Test func theSimulatorRefusesTheSystemBusAndMixedOptions() throws {
-        let system = try CommandRunner.run("systole-sim", ["--bus", "system"])
+    @Test func theSimulatorRefusesTheSystemBusAndMixedOptions() async throws {
+        let system = try await CommandRunner.run("systole-sim", ["--bus", "system"])
         #expect(system.status != 0)
         #expect(system.standardError.contains("refusing the system bus"))
-        let mixed = try CommandRunner.run("systole-sim", ["--scenario", "/tmp/x.json", "--sensors", "3"])
+        let mixed = try await CommandRunner.run("systole-sim", ["--scenario", "/tmp/x.json", "--sensors", "3"])
         #expect(mixed.status != 0)
         #expect(mixed.standardError.contains("with --scenario, put them in the file"))
     }

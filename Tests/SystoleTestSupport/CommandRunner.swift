@@ -2,7 +2,7 @@ import Foundation
 
 /// Runs a built executable of this package as a separate process, the way a user does.
 public struct CommandRunner {
-    public struct Result {
+    public struct Result: Sendable {
         public var status: Int32
         public var standardOutput: String
         public var standardError: String
@@ -25,7 +25,12 @@ public struct CommandRunner {
         return url
     }
 
-    public static func run(_ executable: String, _ arguments: [String]) throws -> Result {
+    /// Runs `executable` with `arguments` to its end, on a thread of its own (see `offThePool`).
+    public static func run(_ executable: String, _ arguments: [String]) async throws -> Result {
+        try await offThePool { try runBlocking(executable, arguments) }
+    }
+
+    private static func runBlocking(_ executable: String, _ arguments: [String]) throws -> Result {
         let url = productsDirectory.appendingPathComponent(executable)
         guard FileManager.default.isExecutableFile(atPath: url.path) else { throw NotBuilt(path: url.path) }
         let process = Process()

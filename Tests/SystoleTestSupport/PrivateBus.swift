@@ -16,6 +16,11 @@ public final class PrivateBus: @unchecked Sendable {
     ///
     /// - Parameter extraPolicy: more `<deny …/>`/`<allow …/>` rules for the default policy, e.g. to refuse calls
     ///   to `org.bluez` as a system bus does for users outside group `bluetooth`.
+    /// Starts the daemon on a thread of its own (see `offThePool`): starting it blocks until it listens.
+    public static func start(extraPolicy: String = "") async throws -> PrivateBus {
+        try await offThePool { try PrivateBus(extraPolicy: extraPolicy) }
+    }
+
     public init(extraPolicy: String = "") throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("systole-bus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -69,10 +74,12 @@ public final class PrivateBus: @unchecked Sendable {
         """
     }
 
-    /// Stops the daemon (every connection on it sees the bus disappear).
+    /// Stops the daemon (every connection on it sees the bus disappear a moment later).
+    ///
+    /// It does not wait for the daemon to exit, so it never blocks: the holding shell kills it as soon as it
+    /// reads the end of its stdin.
     public func stop() {
         try? lifeline.fileHandleForWriting.close()
-        if process.isRunning { process.waitUntilExit() }
         try? FileManager.default.removeItem(at: directory)
     }
 
