@@ -9,6 +9,8 @@ public struct HealthStoreError: Error, Hashable, Sendable, CustomStringConvertib
         case cannotOpen
         /// The file is not a systole store, or is damaged.
         case corrupt
+        /// What was asked for is not in the store.
+        case notFound
         /// Anything else SQLite reported.
         case failed
     }
@@ -23,6 +25,10 @@ public struct HealthStoreError: Error, Hashable, Sendable, CustomStringConvertib
 
     /// Maps an SQLite error, naming the store's path and what to do.
     init(_ error: any Error, path: String, doing: String) {
+        if let error = error as? HealthStoreError {
+            self = error
+            return
+        }
         guard let sqlite = error as? DatabaseError else {
             self.init(.failed, "\(doing) in \(path) failed: \(error)")
             return

@@ -20,18 +20,30 @@ enum Rollup {
             var weighted = 0.0
             var minimum = Double.infinity
             var maximum = -Double.infinity
+
+            /// Adds an aggregate row (`readings`, `weighted`, `total`, `minimum`, `maximum`); NULLs add nothing.
+            mutating func add(_ row: Row?) {
+                guard let row, let count = row["readings"] as Int?, count > 0 else { return }
+                readings += count
+                weighted += row["weighted"] as Double
+                total += row["total"] as Double
+                minimum = min(minimum, row["minimum"] as Double)
+                maximum = max(maximum, row["maximum"] as Double)
+            }
+
+            mutating func add(value: Double, count: Int) {
+                readings += count
+                total += value
+                weighted += value * Double(count)
+                minimum = min(minimum, value)
+                maximum = max(maximum, value)
+            }
         }
         var values: [Key: Value] = [:]
 
         mutating func add(type: String, value: Double, count: Int, start: Date) {
             let key = Key(type: type, bucket: Rollup.bucket(start))
-            var entry = values[key] ?? Value()
-            entry.readings += count
-            entry.total += value
-            entry.weighted += value * Double(count)
-            entry.minimum = min(entry.minimum, value)
-            entry.maximum = max(entry.maximum, value)
-            values[key] = entry
+            values[key, default: Value()].add(value: value, count: count)
         }
 
         func write(_ db: Database) throws {
@@ -61,7 +73,7 @@ enum Rollup {
             sql: """
                 INSERT OR REPLACE INTO rollup (type, bucket, readings, total, weighted, minimum, maximum)
                 SELECT type, CAST(startDate / 900 AS INTEGER), SUM(count), SUM(value), SUM(value * count),
-                       MIN(value), MAX(value)
+                       MIN(IFNULL(minimum, value)), MAX(IFNULL(maximum, value))
                 FROM quantitySample WHERE \(condition)
                 GROUP BY type, CAST(startDate / 900 AS INTEGER)
                 """,

@@ -100,63 +100,164 @@ extension SQLiteHealthStore {
 
     static func statistics(of type: QuantityType, from start: Date, to end: Date, _ db: Database) throws -> Statistics?
     {
-        let range: StatementArguments = [type.identifier, start.timeIntervalSince1970, end.timeIntervalSince1970]
-        let where_ = "type = ? AND startDate >= ? AND startDate < ?"
-        // Quarter-hour aligned ranges (every calendar day, hour or week is) read the roll-ups.
-        let aligned = Rollup.isAligned(start) && Rollup.isAligned(end)
-        let aggregate =
-            aligned
-            ? """
-            SELECT SUM(readings) AS readings, SUM(weighted) AS weighted, SUM(total) AS total,
-                   MIN(minimum) AS minimum, MAX(maximum) AS maximum
-            FROM rollup WHERE type = ? AND bucket >= ? AND bucket < ?
-            """
-            : """
-            SELECT SUM(count) AS readings, SUM(value * count) AS weighted, SUM(value) AS total,
-                   MIN(value) AS minimum, MAX(value) AS maximum
-            FROM quantitySample WHERE \(where_)
-            """
-        let arguments: StatementArguments =
-            aligned ? [type.identifier, Rollup.bucket(start), Rollup.bucket(end)] : range
-        guard
-            let row = try Row.fetchOne(db, sql: aggregate, arguments: arguments),
-            let readings = row["readings"] as Int?, readings > 0
-        else { return nil }
+        var parts = Rollup.Accumulator.Value()
+        let lower = start.timeIntervalSince1970
+        let upper = end.timeIntervalSince1970
+        if Rollup.isAligned(start) && Rollup.isAligned(end) {
+            // Quarter-hour aligned ranges (every calendar day, hour or week is) read the roll-ups only.
+            try parts.add(
+                Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT SUM(readings) AS readings, SUM(weighted) AS weighted, SUM(total) AS total,
+                               MIN(minimum) AS minimum, MAX(maximum) AS maximum
+                        FROM rollup WHERE type = ? AND bucket >= ? AND bucket < ?
+                        """,
+                    arguments: [type.identifier, Rollup.bucket(start), Rollup.bucket(end)]
+                )
+            )
+        } else {
+            // Whole minutes inside the range are summed from the rows (a series never crosses a minute); the
+            // minutes at either end are unpacked and their readings filtered.
+            let seconds = QuantitySeries.seconds
+            let innerStart = (lower / seconds).rounded(.up) * seconds
+            let innerEnd = max(innerStart, (upper / seconds).rounded(.down) * seconds)
+            if innerStart < innerEnd {
+                try parts.add(
+                    Row.fetchOne(
+                        db,
+                        sql: """
+                            SELECT SUM(count) AS readings, SUM(value * count) AS weighted, SUM(value) AS total,
+                                   MIN(IFNULL(minimum, value)) AS minimum, MAX(IFNULL(maximum, value)) AS maximum
+                            FROM quantitySample WHERE type = ? AND startDate >= ? AND startDate < ?
+                            """,
+                        arguments: [type.identifier, innerStart, innerEnd]
+                    )
+                )
+            }
+            let edges = [((lower / seconds).rounded(.down) * seconds, innerStart), (innerEnd, upper)]
+            for (from, to) in edges where from < to {
+                for reading in try readings(of: type, startingFrom: from, to: to, descending: false, db)
+                where reading.startDate.timeIntervalSince1970 >= lower && reading.startDate < end {
+                    parts.add(value: try reading.quantity.doubleValue(for: type.canonicalUnit), count: reading.count)
+                }
+            }
+        }
+        guard parts.readings > 0 else { return nil }
         var statistics = Statistics(quantityType: type, startDate: start, endDate: end)
-        let latest = try Row.fetchOne(
-            db,
-            sql: """
-                SELECT value, startDate, endDate FROM quantitySample WHERE \(where_)
-                ORDER BY startDate DESC, id DESC LIMIT 1
-                """,
-            arguments: range
-        )
         switch type.aggregationStyle {
         case .cumulative:
-            statistics.add(row["total"], count: readings, start: start, end: end)
+            statistics.add(parts.total, count: parts.readings, start: start, end: end)
         case .discrete:
-            let average = (row["weighted"] as Double) / Double(readings)
             statistics.add(
-                average,
-                count: readings,
+                parts.weighted / Double(parts.readings),
+                count: parts.readings,
                 start: start,
                 end: start,
-                minimum: row["minimum"],
-                maximum: row["maximum"]
+                minimum: parts.minimum,
+                maximum: parts.maximum
             )
             // The most recent reading, after the aggregate, so it is the one reported.
-            if let latest {
+            if let latest = try mostRecentReading(of: type, from: start, to: end, db) {
                 var recent = Statistics(quantityType: type, startDate: start, endDate: end)
                 recent.add(
-                    latest["value"],
+                    try latest.quantity.doubleValue(for: type.canonicalUnit),
                     count: 0,
-                    start: Date(timeIntervalSince1970: latest["startDate"]),
-                    end: Date(timeIntervalSince1970: latest["endDate"])
+                    start: latest.startDate,
+                    end: latest.endDate
                 )
                 statistics.mergeMostRecent(from: recent)
             }
         }
         return statistics
+    }
+
+    /// The reading of `type` in `[start, end)` with the latest start. Rows are read newest first until no
+    /// earlier row can hold a later reading (a series spans at most a minute from its start).
+    static func mostRecentReading(
+        of type: QuantityType,
+        from start: Date,
+        to end: Date,
+        _ db: Database
+    ) throws
+        -> QuantitySample?
+    {
+        let devices = try Self.devices(db)
+        let rows = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT s.uuid, s.type, s.value, s.startDate, s.endDate, s.count, s.deviceID, s.metadata,
+                       q.minute, q.readings
+                FROM quantitySample s LEFT JOIN quantitySeries q ON q.sampleID = s.id
+                WHERE s.type = ? AND s.startDate >= ? AND s.startDate < ?
+                ORDER BY s.startDate DESC, s.id DESC
+                """,
+            // A series that starts before `start` in the same minute may hold readings inside the range.
+            arguments: [
+                type.identifier,
+                (start.timeIntervalSince1970 / QuantitySeries.seconds).rounded(.down) * QuantitySeries.seconds,
+                end.timeIntervalSince1970,
+            ]
+        )
+        var best: QuantitySample?
+        while let row = try rows.next() {
+            if let best, (row["startDate"] as Double) + QuantitySeries.seconds <= best.startDate.timeIntervalSince1970 {
+                break
+            }
+            for reading in try readings(row, devices) where reading.startDate >= start && reading.startDate < end {
+                if best.map({ reading.startDate > $0.startDate }) ?? true { best = reading }
+            }
+        }
+        return best
+    }
+
+    /// The readings (series unpacked) of samples of `type` starting in `[start, end)`.
+    static func readings(
+        of type: QuantityType,
+        startingFrom start: Double,
+        to end: Double,
+        descending: Bool,
+        _ db: Database
+    ) throws -> [QuantitySample] {
+        let devices = try Self.devices(db)
+        return try Row.fetchAll(
+            db,
+            sql: """
+                SELECT s.uuid, s.type, s.value, s.startDate, s.endDate, s.count, s.deviceID, s.metadata,
+                       q.minute, q.readings
+                FROM quantitySample s LEFT JOIN quantitySeries q ON q.sampleID = s.id
+                WHERE s.type = ? AND s.startDate >= ? AND s.startDate < ?
+                ORDER BY s.startDate \(descending ? "DESC" : "ASC"), s.id
+                """,
+            arguments: [type.identifier, start, end]
+        ).flatMap { row in try Self.readings(row, devices) }
+    }
+
+    /// The readings of one series sample, oldest first (HealthKit's quantity series sample query). A sample
+    /// that is not a series has one reading: itself.
+    public func seriesQuantities(of sampleID: UUID) async throws -> [SeriesQuantity] {
+        try await flush()
+        return try await read("reading the series of sample \(sampleID)") { db in
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT s.uuid, s.type, s.value, s.startDate, s.endDate, s.count, s.deviceID, s.metadata,
+                           q.minute, q.readings
+                    FROM quantitySample s LEFT JOIN quantitySeries q ON q.sampleID = s.id
+                    WHERE s.uuid = ?
+                    """,
+                arguments: [sampleID]
+            )
+            guard let row else {
+                throw HealthStoreError(.notFound, "no quantity sample \(sampleID) in the store")
+            }
+            return try Self.readings(row, [:]).map { reading in
+                SeriesQuantity(
+                    quantity: reading.quantity,
+                    dateInterval: DateInterval(start: reading.startDate, end: reading.endDate)
+                )
+            }
+        }
     }
 
     /// Activity summaries of the days from `start` to `end` (inclusive), in the store's calendar.

@@ -60,7 +60,7 @@ public final class SQLiteHealthStore: HealthStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         )
-        let series = try db.cachedStatement(
+        let heartbeats = try db.cachedStatement(
             sql: """
                 INSERT INTO heartbeatSeries (uuid, startDate, endDate, deviceID, workoutID, metadata, beats, anchor)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -74,35 +74,34 @@ public final class SQLiteHealthStore: HealthStore {
             devices[device] = id
             return id
         }
-        var anchor = try nextAnchors(samples.count, db)
+        var anchors = try AnchorAllocator(db)
         var rollups = Rollup.Accumulator()
+        var series = QuantitySeries.Appender()
         for sample in samples {
-            anchor += 1
             switch sample {
             case .quantity(let q):
                 let value = try q.quantity.doubleValue(for: q.type.canonicalUnit)
+                rollups.add(type: q.type.identifier, value: value, count: q.count, start: q.startDate)
+                if QuantitySeries.joins(q) {
+                    try series.add(q, value: value, deviceID: try deviceID(q.device), workoutID: workoutID, db)
+                    continue
+                }
                 try quantity.execute(arguments: [
                     q.id, q.type.identifier, value, q.startDate.timeIntervalSince1970,
                     q.endDate.timeIntervalSince1970, q.count, try deviceID(q.device), workoutID,
-                    q.metadata.isEmpty ? nil : try Coding.encode(q.metadata), anchor,
+                    q.metadata.isEmpty ? nil : try Coding.encode(q.metadata), anchors.next(),
                 ])
-                rollups.add(type: q.type.identifier, value: value, count: q.count, start: q.startDate)
             case .heartbeatSeries(let h):
-                try series.execute(arguments: [
+                try heartbeats.execute(arguments: [
                     h.id, h.startDate.timeIntervalSince1970, h.endDate.timeIntervalSince1970,
                     try deviceID(h.device), workoutID, h.metadata.isEmpty ? nil : try Coding.encode(h.metadata),
-                    Coding.pack(h.beats), anchor,
+                    Coding.pack(h.beats), anchors.next(),
                 ])
             }
         }
+        try series.write(anchors: &anchors, db)
+        try anchors.save(db)
         try rollups.write(db)
-    }
-
-    /// Reserves `count` anchors; returns the last one used before them.
-    static func nextAnchors(_ count: Int, _ db: Database) throws -> Int64 {
-        let last = try Int64.fetchOne(db, sql: "SELECT value FROM anchorCounter WHERE id = 1") ?? 0
-        try db.execute(sql: "UPDATE anchorCounter SET value = ? WHERE id = 1", arguments: [last + Int64(count)])
-        return last
     }
 
     static func deviceID(_ device: Device, _ db: Database) throws -> Int64 {
@@ -131,20 +130,24 @@ public final class SQLiteHealthStore: HealthStore {
                 .map { ($0["uuid"] as Data, $0["type"] as String) }
                 + (try Data.fetchAll(db, sql: "SELECT uuid FROM heartbeatSeries WHERE workoutID = ?", arguments: [id]))
                 .map { ($0, "heartbeatSeries") }
-            var anchor = try Self.nextAnchors(doomed.count, db)
+            var anchors = try AnchorAllocator(db)
             for (uuid, type) in doomed {
-                anchor += 1
                 try db.execute(
                     sql: "INSERT INTO deletedSample (anchor, uuid, type) VALUES (?, ?, ?)",
-                    arguments: [anchor, uuid, type]
+                    arguments: [anchors.next(), uuid, type]
                 )
             }
+            try anchors.save(db)
             let touched = try Row.fetchAll(
                 db,
                 sql:
                     "SELECT DISTINCT type, CAST(startDate / 900 AS INTEGER) AS bucket FROM quantitySample WHERE workoutID = ?",
                 arguments: [id]
             ).map { ($0["type"] as String, $0["bucket"] as Int64) }
+            try db.execute(
+                sql: "DELETE FROM quantitySeries WHERE sampleID IN (SELECT id FROM quantitySample WHERE workoutID = ?)",
+                arguments: [id]
+            )
             try db.execute(sql: "DELETE FROM quantitySample WHERE workoutID = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM heartbeatSeries WHERE workoutID = ?", arguments: [id])
             for (type, bucket) in touched {
@@ -153,6 +156,8 @@ public final class SQLiteHealthStore: HealthStore {
         }
     }
 
+    /// The samples of a workout with series samples unpacked into their readings, so statistics recomputed from
+    /// them (crash recovery) see every reading at its own time, on either side of a pause.
     public func samples(ofWorkout id: UUID) async throws -> [Sample] {
         try await writer.flush()
         return try await read("reading the samples of workout \(id)") { db in
@@ -160,11 +165,13 @@ public final class SQLiteHealthStore: HealthStore {
             var samples: [Sample] = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT uuid, type, value, startDate, endDate, count, deviceID, metadata
-                    FROM quantitySample WHERE workoutID = ? ORDER BY startDate, id
+                    SELECT s.uuid, s.type, s.value, s.startDate, s.endDate, s.count, s.deviceID, s.metadata,
+                           q.minute, q.readings
+                    FROM quantitySample s LEFT JOIN quantitySeries q ON q.sampleID = s.id
+                    WHERE s.workoutID = ? ORDER BY s.startDate, s.id
                     """,
                 arguments: [id]
-            ).compactMap { row in try Self.quantitySample(row, devices) }
+            ).flatMap { row in try Self.readings(row, devices).map(Sample.quantity) }
             samples += try Row.fetchAll(
                 db,
                 sql: """
@@ -210,6 +217,22 @@ public final class SQLiteHealthStore: HealthStore {
                 metadata: try metadata.map { try Coding.decode([String: MetadataValue].self, $0) } ?? [:]
             )
         )
+    }
+
+    /// A row's readings: the readings of a series sample (a row with `minute` and `readings` columns), else
+    /// the sample itself. Rows of types this build does not know are skipped.
+    static func readings(_ row: Row, _ devices: [Int64: Device]) throws -> [QuantitySample] {
+        guard case .quantity(let sample) = try quantitySample(row, devices) else { return [] }
+        guard let packed = row["readings"] as Data?, let minute = row["minute"] as Int64? else { return [sample] }
+        return QuantitySeries.unpack(packed, minute: minute).map { reading in
+            QuantitySample(
+                type: sample.type,
+                quantity: Quantity(reading.value, sample.type.canonicalUnit),
+                start: Date(timeIntervalSince1970: reading.start),
+                end: Date(timeIntervalSince1970: reading.end),
+                device: sample.device
+            )
+        }
     }
 
     static func heartbeatSeries(_ row: Row, _ devices: [Int64: Device]) throws -> Sample {

@@ -105,7 +105,30 @@ enum Schema {
                     ) WITHOUT ROWID;
                     """
             )
-            try Rollup.rebuild(db, where: "1")
+            // Migrations are frozen: this is the roll-up of the v4 schema (later ones use Rollup.rebuild).
+            try db.execute(
+                sql: """
+                    INSERT INTO rollup (type, bucket, readings, total, weighted, minimum, maximum)
+                    SELECT type, CAST(startDate / 900 AS INTEGER), SUM(count), SUM(value), SUM(value * count),
+                           MIN(value), MAX(value)
+                    FROM quantitySample GROUP BY type, CAST(startDate / 900 AS INTEGER)
+                    """
+            )
+        }
+        migrator.registerMigration("v5-quantity-series") { db in
+            // Heart rate is kept as series samples, one row per type, device, workout and UTC minute (see
+            // QuantitySeries); the row carries the readings' minimum and maximum, NULL for a single reading.
+            try db.execute(
+                sql: """
+                    ALTER TABLE quantitySample ADD COLUMN minimum REAL;
+                    ALTER TABLE quantitySample ADD COLUMN maximum REAL;
+                    CREATE TABLE quantitySeries (
+                        sampleID INTEGER PRIMARY KEY REFERENCES quantitySample(id) ON DELETE CASCADE,
+                        minute INTEGER NOT NULL,
+                        readings BLOB NOT NULL
+                    );
+                    """
+            )
         }
         return migrator
     }

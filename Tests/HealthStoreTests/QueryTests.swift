@@ -146,6 +146,18 @@ struct ActivityDay: Equatable {
 @Suite struct AnchoredQueryTests {
     let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
+    func energy(_ kilojoules: Double, _ second: Double) -> Sample {
+        let date = t0.addingTimeInterval(second)
+        return .quantity(
+            QuantitySample(
+                type: .activeEnergyBurned,
+                quantity: Quantity(kilojoules, .kilojoule),
+                start: date,
+                end: date
+            )
+        )
+    }
+
     func heartRate(_ bpm: Double, _ second: Double) -> Sample {
         let date = t0.addingTimeInterval(second)
         return .quantity(
@@ -159,19 +171,19 @@ struct ActivityDay: Equatable {
         let store = try folder.open()
         let kept = UUID()
         let discarded = UUID()
-        try await store.save([heartRate(100, 1), heartRate(101, 2)], workoutID: kept)
-        try await store.save([heartRate(150, 3)], workoutID: discarded)
+        try await store.save([energy(10, 1), energy(11, 2)], workoutID: kept)
+        try await store.save([energy(15, 3)], workoutID: discarded)
 
-        let first = try await store.changes(of: .heartRate)
+        let first = try await store.changes(of: .activeEnergyBurned)
         #expect(first.added.count == 3 && first.deleted.isEmpty)
-        let nothing = try await store.changes(of: .heartRate, after: first.anchor)
+        let nothing = try await store.changes(of: .activeEnergyBurned, after: first.anchor)
         #expect(nothing.added.isEmpty && nothing.deleted.isEmpty && nothing.anchor == first.anchor)
 
         try await store.deleteSamples(ofWorkout: discarded)
-        try await store.save([heartRate(102, 4)], workoutID: kept)
-        let second = try await store.changes(of: .heartRate, after: first.anchor)
+        try await store.save([energy(12, 4)], workoutID: kept)
+        let second = try await store.changes(of: .activeEnergyBurned, after: first.anchor)
         #expect(second.deleted == [first.added[2].id])
-        #expect(second.added.map(\.id) != [] && second.added.count == 1)
+        #expect(second.added.count == 1 && !first.added.map(\.id).contains(second.added[0].id))
         #expect(second.anchor > first.anchor)
 
         // Paging with a limit never skips a change.
@@ -179,7 +191,7 @@ struct ActivityDay: Equatable {
         var seen = 0
         var deletions = 0
         while true {
-            let page = try await store.changes(of: .heartRate, after: anchor, limit: 2)
+            let page = try await store.changes(of: .activeEnergyBurned, after: anchor, limit: 2)
             if page.added.isEmpty && page.deleted.isEmpty { break }
             seen += page.added.count
             deletions += page.deleted.count
@@ -189,7 +201,27 @@ struct ActivityDay: Equatable {
         #expect(deletions == 1)
         #expect(try await store.changes(of: .heartbeatSeries).added.isEmpty)
     }
+
+    @Test func aGrowingSeriesComesBackWithItsNewReadings() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let store = try folder.open()
+        try await store.save([heartRate(100, 1), heartRate(102, 2)], workoutID: nil)
+        let first = try await store.changes(of: .heartRate)
+        guard case .quantity(let series) = try #require(first.added.first) else { throw Unexpected() }
+        #expect(first.added.count == 1 && series.count == 2)
+
+        try await store.save([heartRate(104, 3)], workoutID: nil)
+        let second = try await store.changes(of: .heartRate, after: first.anchor)
+        guard case .quantity(let grown) = try #require(second.added.first) else { throw Unexpected() }
+        #expect(second.added.count == 1)
+        #expect(grown.id == series.id, "the same sample, replaced by identifier")
+        #expect(grown.count == 3 && grown.quantity == Quantity(102, .countPerMinute))
+        #expect(try await store.changes(of: .heartRate, after: second.anchor).added.isEmpty)
+    }
 }
+
+struct Unexpected: Error {}
 
 @Suite struct RollupTests {
     @Test func rollupsAgreeWithTheSamplesAndFollowDeletions() async throws {

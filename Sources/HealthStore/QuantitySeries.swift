@@ -1,0 +1,229 @@
+import Foundation
+import GRDB
+import WorkoutKit
+
+/// One reading of a series sample (what HealthKit's quantity series sample query returns for each).
+public struct SeriesQuantity: Hashable, Sendable {
+    public var quantity: Quantity
+    public var dateInterval: DateInterval
+
+    public init(quantity: Quantity, dateInterval: DateInterval) {
+        self.quantity = quantity
+        self.dateInterval = dateInterval
+    }
+}
+
+/// How discrete readings that arrive one at a time (heart rate at 1 Hz) are kept: as series samples, one per type,
+/// device, workout and UTC minute, like HealthKit's quantity series. The sample row holds the count, mean,
+/// minimum and maximum, so queries and roll-ups read one row per minute; the readings themselves are packed in
+/// `quantitySeries` and read only by the series query and at the edges of unaligned ranges.
+///
+/// A series never crosses a minute boundary, so it never crosses a roll-up bucket either, and statistics over
+/// any range can take whole series inside it and unpack only the minutes at its two ends.
+enum QuantitySeries {
+    static let seconds: Double = 60
+    /// Bytes per packed reading: start (Float64 seconds after the minute), duration (Float32 s), value (Float64).
+    static let stride = 20
+
+    /// Types whose single readings are kept as series.
+    static func keepsSeries(_ type: QuantityType) -> Bool { type == .heartRate }
+
+    /// Whether `sample` joins a series rather than taking a row of its own: a single reading without metadata
+    /// (metadata belongs to one sample and would be lost in a series).
+    static func joins(_ sample: QuantitySample) -> Bool {
+        sample.count == 1 && sample.metadata.isEmpty && keepsSeries(sample.type)
+    }
+
+    static func minute(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 / seconds).rounded(.down)) }
+
+    /// A reading, for packing and after unpacking.
+    struct Reading {
+        var start: Double
+        var end: Double
+        var value: Double
+    }
+
+    static func append(_ reading: Reading, minute: Int64, to data: inout Data) {
+        let base = Double(minute) * seconds
+        withUnsafeBytes(of: (reading.start - base).bitPattern.littleEndian) { data.append(contentsOf: $0) }
+        withUnsafeBytes(of: Float(reading.end - reading.start).bitPattern.littleEndian) { data.append(contentsOf: $0) }
+        withUnsafeBytes(of: reading.value.bitPattern.littleEndian) { data.append(contentsOf: $0) }
+    }
+
+    /// The readings of a series, in time order (a batch may have arrived out of order).
+    static func unpack(_ data: Data, minute: Int64) -> [Reading] {
+        let base = Double(minute) * seconds
+        var readings: [Reading] = []
+        readings.reserveCapacity(data.count / stride)
+        data.withUnsafeBytes { raw in
+            var offset = 0
+            while offset + stride <= raw.count {
+                let start =
+                    base
+                    + Double(
+                        bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+                    )
+                let duration = Float(
+                    bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self))
+                )
+                let value = Double(
+                    bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt64.self))
+                )
+                readings.append(Reading(start: start, end: start + Double(duration), value: value))
+                offset += stride
+            }
+        }
+        return readings.sorted { $0.start < $1.start }
+    }
+
+    /// Series rows being extended by one transaction.
+    struct Appender {
+        struct Key: Hashable {
+            var type: String
+            var deviceID: Int64?
+            var workoutID: UUID?
+            var minute: Int64
+        }
+        struct Open {
+            var id: Int64?
+            var count = 0
+            var sum = 0.0
+            var minimum = Double.infinity
+            var maximum = -Double.infinity
+            var start = Double.infinity
+            var end = -Double.infinity
+            var packed = Data()
+        }
+        private var open: [Key: Open] = [:]
+        /// Keys in the order they were first seen, so rows are written in a stable order.
+        private var order: [Key] = []
+
+        var isEmpty: Bool { open.isEmpty }
+        var count: Int { open.count }
+
+        mutating func add(
+            _ sample: QuantitySample,
+            value: Double,
+            deviceID: Int64?,
+            workoutID: UUID?,
+            _ db: Database
+        )
+            throws
+        {
+            let key = Key(
+                type: sample.type.identifier,
+                deviceID: deviceID,
+                workoutID: workoutID,
+                minute: QuantitySeries.minute(sample.startDate)
+            )
+            if open[key] == nil {
+                open[key] = try Self.existing(key, db) ?? Open()
+                order.append(key)
+            }
+            let reading = Reading(
+                start: sample.startDate.timeIntervalSince1970,
+                end: sample.endDate.timeIntervalSince1970,
+                value: value
+            )
+            open[key]!.count += 1
+            open[key]!.sum += value
+            open[key]!.minimum = min(open[key]!.minimum, value)
+            open[key]!.maximum = max(open[key]!.maximum, value)
+            open[key]!.start = min(open[key]!.start, reading.start)
+            open[key]!.end = max(open[key]!.end, reading.end)
+            QuantitySeries.append(reading, minute: key.minute, to: &open[key]!.packed)
+        }
+
+        /// The series this key already has in the store (written by an earlier transaction), to extend. A
+        /// series is at most a minute of readings (a few kilobytes), so reading it back costs little.
+        private static func existing(_ key: Key, _ db: Database) throws -> Open? {
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT s.id, s.count, s.value, s.minimum, s.maximum, s.startDate, s.endDate, q.readings
+                    FROM quantitySample s JOIN quantitySeries q ON q.sampleID = s.id
+                    WHERE s.type = ? AND s.startDate >= ? AND s.startDate < ?
+                      AND s.deviceID IS ? AND s.workoutID IS ?
+                    ORDER BY s.id DESC LIMIT 1
+                    """,
+                arguments: [
+                    key.type, Double(key.minute) * seconds, Double(key.minute + 1) * seconds, key.deviceID,
+                    key.workoutID,
+                ]
+            )
+            guard let row else { return nil }
+            let count: Int = row["count"]
+            return Open(
+                id: row["id"],
+                count: count,
+                sum: row["value"] * Double(count),
+                minimum: row["minimum"],
+                maximum: row["maximum"],
+                start: row["startDate"],
+                end: row["endDate"],
+                packed: row["readings"]
+            )
+        }
+
+        /// Writes every extended or new series, each under a new anchor (a growing series is a changed sample).
+        func write(anchors: inout AnchorAllocator, _ db: Database) throws {
+            let insertSample = try db.cachedStatement(
+                sql: """
+                    INSERT INTO quantitySample
+                        (uuid, type, value, startDate, endDate, count, deviceID, workoutID, minimum, maximum, anchor)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """
+            )
+            let insertSeries = try db.cachedStatement(
+                sql: "INSERT INTO quantitySeries (sampleID, minute, readings) VALUES (?, ?, ?)"
+            )
+            let updateSample = try db.cachedStatement(
+                sql: """
+                    UPDATE quantitySample
+                    SET value = ?, count = ?, startDate = ?, endDate = ?, minimum = ?, maximum = ?, anchor = ?
+                    WHERE id = ?
+                    """
+            )
+            // The whole packed series is written back: SQLite's || would turn the blob into text.
+            let updateSeries = try db.cachedStatement(sql: "UPDATE quantitySeries SET readings = ? WHERE sampleID = ?")
+            for key in order {
+                guard let series = open[key], series.count > 0 else { continue }
+                let mean = series.sum / Double(series.count)
+                let anchor = anchors.next()
+                if let id = series.id {
+                    try updateSample.execute(arguments: [
+                        mean, series.count, series.start, series.end, series.minimum, series.maximum, anchor, id,
+                    ])
+                    try updateSeries.execute(arguments: [series.packed, id])
+                } else {
+                    try insertSample.execute(arguments: [
+                        UUID(), key.type, mean, series.start, series.end, series.count, key.deviceID, key.workoutID,
+                        series.minimum, series.maximum, anchor,
+                    ])
+                    try insertSeries.execute(arguments: [db.lastInsertedRowID, key.minute, series.packed])
+                }
+            }
+        }
+    }
+}
+
+/// Hands out anchors in a transaction, reading and writing the counter once.
+struct AnchorAllocator {
+    private var last: Int64
+    private let first: Int64
+
+    init(_ db: Database) throws {
+        last = try Int64.fetchOne(db, sql: "SELECT value FROM anchorCounter WHERE id = 1") ?? 0
+        first = last
+    }
+
+    mutating func next() -> Int64 {
+        last += 1
+        return last
+    }
+
+    func save(_ db: Database) throws {
+        guard last != first else { return }
+        try db.execute(sql: "UPDATE anchorCounter SET value = ? WHERE id = 1", arguments: [last])
+    }
+}

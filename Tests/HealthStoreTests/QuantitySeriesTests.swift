@@ -1,0 +1,170 @@
+import Foundation
+import HealthStore
+import Testing
+import WorkoutKit
+
+/// Heart rate kept as series samples: one per device, workout and minute, with the readings behind it.
+@Suite struct QuantitySeriesTests {
+    let t0 = Date(timeIntervalSince1970: 1_800_000_000)  // a minute (and quarter-hour) boundary
+    let strap = Device(name: "strap", address: "A0:9E:1A:00:00:01")
+    let buds = Device(name: "buds", address: "5C:1B:F4:00:00:02")
+
+    func heartRate(
+        _ bpm: Double,
+        at second: Double,
+        device: Device? = nil,
+        metadata: [String: MetadataValue] = [:]
+    ) -> QuantitySample {
+        let date = t0.addingTimeInterval(second)
+        return QuantitySample(
+            type: .heartRate,
+            quantity: Quantity(bpm, .countPerMinute),
+            start: date,
+            end: date,
+            device: device,
+            metadata: metadata
+        )
+    }
+
+    @Test func readingsArrivingOneByOneBecomeOneSeriesPerMinute() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let store = try folder.open()
+        let readings = (0..<150).map { heartRate(Double(60 + $0 % 50), at: Double($0), device: strap) }
+        // As a sensor delivers them: a few per commit.
+        for start in stride(from: 0, to: readings.count, by: 3) {
+            try store.insertNow(readings[start..<min(start + 3, readings.count)].map(Sample.quantity), workoutID: nil)
+        }
+        let series = try await store.samples(of: .heartRate)
+        #expect(series.map(\.count) == [60, 60, 30])
+        #expect(series.map(\.startDate) == [t0, t0.addingTimeInterval(60), t0.addingTimeInterval(120)])
+        #expect(series[0].endDate == t0.addingTimeInterval(59))
+        #expect(series.allSatisfy { $0.device == strap })
+        for (index, sample) in series.enumerated() {
+            let inMinute = readings[(index * 60)..<min(index * 60 + 60, readings.count)]
+            let mean = inMinute.map(\.quantity.value).reduce(0, +) / Double(inMinute.count)
+            #expect(abs(sample.quantity.value - mean) < 1e-9, "the series sample's quantity is its mean")
+            let quantities = try await store.seriesQuantities(of: sample.id)
+            #expect(quantities.map(\.quantity) == inMinute.map(\.quantity))
+            #expect(quantities.map(\.dateInterval.start) == inMinute.map(\.startDate))
+        }
+    }
+
+    @Test func seriesAreKeptApartByDeviceAndWorkoutAndReadingsWithMetadataStayAlone() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let store = try folder.open()
+        let workout = UUID()
+        var samples: [Sample] = []
+        for second in 0..<10 {
+            samples.append(.quantity(heartRate(100, at: Double(second), device: strap)))
+            samples.append(.quantity(heartRate(120, at: Double(second) + 0.5, device: buds)))
+        }
+        try await store.save(samples, workoutID: nil)
+        try await store.save([.quantity(heartRate(130, at: 20, device: strap))], workoutID: workout)
+        let tagged = heartRate(140, at: 30, device: strap, metadata: ["note": .string("manual")])
+        try await store.save([.quantity(tagged)], workoutID: nil)
+
+        let all = try await store.samples(of: .heartRate)
+        #expect(all.map(\.count) == [10, 10, 1, 1])
+        #expect(try await store.samples(of: .heartRate, deviceAddress: buds.address).map(\.quantity.value) == [120])
+        #expect(try await store.samples(of: .heartRate, workoutID: workout).map(\.quantity.value) == [130])
+        let alone = try #require(all.last)
+        #expect(alone.id == tagged.id && alone.metadata == tagged.metadata)
+        #expect(try await store.seriesQuantities(of: alone.id).map(\.quantity.value) == [140])
+    }
+
+    @Test func aReopenedStoreExtendsTheSeriesOfTheCurrentMinute() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        do {
+            let store = try folder.open()
+            try await store.save(
+                (0..<20).map { .quantity(heartRate(90, at: Double($0), device: strap)) },
+                workoutID: nil
+            )
+        }
+        let store = try folder.open()
+        try await store.save((20..<40).map { .quantity(heartRate(110, at: Double($0), device: strap)) }, workoutID: nil)
+        let series = try await store.samples(of: .heartRate)
+        #expect(series.count == 1)
+        #expect(series.first?.count == 40 && series.first?.quantity.value == 100)
+        let quantities = try await store.seriesQuantities(of: try #require(series.first).id)
+        #expect(quantities.count == 40)
+    }
+
+    @Test func statisticsOverAnyRangeAgreeWithTheReadings() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let store = try folder.open()
+        var random = SeededGenerator(seed: 7)
+        // Two sensors, irregular intervals, an hour, and one ungrouped reading with metadata.
+        var readings: [QuantitySample] = []
+        var second = 0.0
+        while second < 3600 {
+            let device = Bool.random(using: &random) ? strap : buds
+            readings.append(heartRate(Double(Int.random(in: 45...200, using: &random)), at: second, device: device))
+            second += Double.random(in: 0.2...4, using: &random)
+        }
+        readings.append(heartRate(222, at: 1234.5, metadata: ["note": .string("spike")]))
+        for start in stride(from: 0, to: readings.count, by: 37) {
+            try store.insertNow(readings[start..<min(start + 37, readings.count)].map(Sample.quantity), workoutID: nil)
+        }
+        for _ in 0..<40 {
+            let a = Double.random(in: -30...3630, using: &random)
+            let b = a + Double.random(in: 0...1800, using: &random)
+            let from = t0.addingTimeInterval(a)
+            let to = t0.addingTimeInterval(b)
+            let inside = readings.filter { $0.startDate >= from && $0.startDate < to }
+            let stats = try await store.statistics(of: .heartRate, from: from, to: to)
+            guard let latest = inside.max(by: { $0.startDate < $1.startDate }) else {
+                #expect(stats == nil)
+                continue
+            }
+            let values = inside.map(\.quantity.value)
+            #expect(stats?.readingCount == inside.count, "range \(a)..<\(b)")
+            #expect(stats?.minimumQuantity()?.value == values.min())
+            #expect(stats?.maximumQuantity()?.value == values.max())
+            #expect(abs((stats?.averageQuantity()?.value ?? 0) - values.reduce(0, +) / Double(values.count)) < 1e-9)
+            #expect(stats?.mostRecentQuantity() == latest.quantity, "range \(a)..<\(b)")
+        }
+    }
+
+    @Test func workoutSamplesComeBackAsSingleReadingsForRecovery() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let store = try folder.open()
+        let workout = UUID()
+        let readings = (0..<90).map { heartRate(Double(100 + $0), at: Double($0), device: strap) }
+        try await store.save(readings.map(Sample.quantity), workoutID: workout)
+        let back = try await store.samples(ofWorkout: workout).compactMap { sample -> QuantitySample? in
+            if case .quantity(let q) = sample { q } else { nil }
+        }
+        #expect(back.map(\.quantity) == readings.map(\.quantity))
+        #expect(back.map(\.startDate) == readings.map(\.startDate))
+        #expect(back.allSatisfy { $0.count == 1 && $0.device == strap })
+    }
+
+    @Test func anUnknownSampleIsNotFound() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let store = try folder.open()
+        let missing = UUID()
+        let error = await #expect(throws: HealthStoreError.self) { try await store.seriesQuantities(of: missing) }
+        #expect(error?.kind == .notFound)
+        #expect(error?.message == "no quantity sample \(missing) in the store")
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so a failing range can be reproduced.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
