@@ -20,12 +20,19 @@ public final class SQLiteHealthStore: HealthStore {
     public let calendar: Calendar
 
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
-    public init(path: String, calendar: Calendar = .current) throws(HealthStoreError) {
+    ///
+    /// - Parameter maximumSize: a cap on the file's size in bytes. A save that would pass it fails with
+    ///   ``HealthStoreError/Kind/diskFull`` exactly as on a full disk, and stores nothing of its batch.
+    public init(path: String, calendar: Calendar = .current, maximumSize: Int? = nil) throws(HealthStoreError) {
         self.path = path
         self.calendar = calendar
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            if let maximumSize {
+                let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+                try db.execute(sql: "PRAGMA max_page_count = \(max(1, maximumSize / pageSize))")
+            }
         }
         do {
             pool = try DatabasePool(path: path, configuration: configuration)

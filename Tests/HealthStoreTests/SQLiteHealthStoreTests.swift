@@ -224,6 +224,47 @@ func recordWorkout(
         #expect(json["statisticsCount"] as? Int == stored.count, "statistics recomputed from the stored samples")
     }
 
+    @Test func aFullStoreRefusesTheBatchClearlyAndKeepsEverythingBefore() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        // SQLite reports a file at its size cap exactly as a full disk (SQLITE_FULL).
+        let store = try SQLiteHealthStore(path: folder.path, maximumSize: 256 * 1024)
+        var saved: [QuantitySample] = []
+        var failure: HealthStoreError?
+        var second = 0.0
+        while failure == nil, second < 100_000 {
+            // Energy samples each take a row of their own, so the file grows with every batch.
+            let batch = (0..<50).map { index in
+                QuantitySample(
+                    type: .activeEnergyBurned,
+                    quantity: Quantity(Double(index), .kilojoule),
+                    start: t0.addingTimeInterval(second + Double(index)),
+                    end: t0.addingTimeInterval(second + Double(index) + 1),
+                    metadata: ["batch": .number(second)]
+                )
+            }
+            second += 50
+            do {
+                try await store.save(batch.map(Sample.quantity), workoutID: nil)
+                saved += batch
+            } catch let error as HealthStoreError {
+                failure = error
+            }
+        }
+        let error = try #require(failure)
+        #expect(error.kind == .diskFull)
+        #expect(error.message.contains("is full. Free some space; what was stored before is intact"))
+        #expect(error.message.contains(folder.path))
+        // Everything whose save returned is there, and nothing of the refused batch.
+        let stored = try await store.samples(of: .activeEnergyBurned)
+        #expect(stored.map(\.id) == saved.map(\.id))
+        // With room again (no cap), the same store takes samples.
+        let roomy = try folder.open()
+        let more = QuantitySample(type: .activeEnergyBurned, quantity: Quantity(1, .kilojoule), start: t0, end: t0)
+        try await roomy.save([.quantity(more)], workoutID: nil)
+        #expect(try await roomy.samples(of: .activeEnergyBurned).count == saved.count + 1)
+    }
+
     @Test func aFileThatIsNotAStoreIsRefusedClearly() throws {
         let folder = try TemporaryStore()
         defer { folder.remove() }
