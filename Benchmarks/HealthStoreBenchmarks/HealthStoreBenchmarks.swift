@@ -23,6 +23,38 @@ func heartRates(_ count: Int, from start: Date, step: Double = 1) -> [Sample] {
     }
 }
 
+/// Energy samples: each takes a row of its own (only heart rate is kept as series).
+func energies(_ count: Int, from start: Date) -> [Sample] {
+    (0..<count).map { index in
+        let at = start.addingTimeInterval(Double(index) * 10)
+        return .quantity(
+            QuantitySample(
+                type: .activeEnergyBurned,
+                quantity: Quantity(Double(index % 7), .kilojoule),
+                start: at,
+                end: at.addingTimeInterval(10)
+            )
+        )
+    }
+}
+
+/// Inserts `make(count, start)` batches of 1 000 samples, one transaction each, measuring only the inserts.
+func insertBenchmark(_ benchmark: Benchmark, _ make: (Int, Date) -> [Sample]) throws {
+    let path = (scratch as NSString).appendingPathComponent("systole-bench-insert-\(UUID()).sqlite")
+    defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+    let store = try SQLiteHealthStore(path: path)
+    let batches = (0..<benchmark.scaledIterations.count).map {
+        make(1_000, t0.addingTimeInterval(Double($0) * 10_000))
+    }
+    var index = 0
+    for _ in benchmark.scaledIterations {
+        benchmark.startMeasurement()
+        try store.insertNow(batches[index], workoutID: nil)
+        benchmark.stopMeasurement()
+        index += 1
+    }
+}
+
 /// One year of 1 Hz heart rate, made once and kept between runs.
 func yearStore() throws -> SQLiteHealthStore {
     let path = (scratch as NSString).appendingPathComponent("systole-bench-year.sqlite")
@@ -46,24 +78,19 @@ func yearStore() throws -> SQLiteHealthStore {
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(maxDuration: .seconds(10), maxIterations: 1_000)
 
-    // One iteration = 1 000 heart-rate samples committed in one transaction (samples/s = 1 000 / wall time).
+    // One iteration = 1 000 samples committed in one transaction (samples/s = 1 000 × throughput).
     Benchmark(
         "Insert 1000 heart-rate samples per transaction",
         configuration: .init(metrics: [.wallClock, .throughput])
     ) { benchmark in
-        let path = (scratch as NSString).appendingPathComponent("systole-bench-insert-\(UUID()).sqlite")
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-        let store = try SQLiteHealthStore(path: path)
-        let batches = (0..<benchmark.scaledIterations.count).map {
-            heartRates(1_000, from: t0.addingTimeInterval(Double($0) * 1_000))
-        }
-        var index = 0
-        for _ in benchmark.scaledIterations {
-            benchmark.startMeasurement()
-            try store.insertNow(batches[index], workoutID: nil)
-            benchmark.stopMeasurement()
-            index += 1
-        }
+        try insertBenchmark(benchmark) { count, start in heartRates(count, from: start) }
+    }
+
+    Benchmark(
+        "Insert 1000 energy samples per transaction",
+        configuration: .init(metrics: [.wallClock, .throughput])
+    ) { benchmark in
+        try insertBenchmark(benchmark) { count, start in energies(count, from: start) }
     }
 
     Benchmark(

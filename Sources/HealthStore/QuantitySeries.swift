@@ -94,12 +94,13 @@ enum QuantitySeries {
             var end = -Double.infinity
             var packed = Data()
         }
-        private var open: [Key: Open] = [:]
-        /// Keys in the order they were first seen, so rows are written in a stable order.
-        private var order: [Key] = []
+        private var series: [Open] = []
+        private var keys: [Key] = []
+        private var index: [Key: Int] = [:]
+        /// The last key used: readings of one sensor arrive in runs, so most need no hashing at all.
+        private var last: (key: Key, at: Int)?
 
-        var isEmpty: Bool { open.isEmpty }
-        var count: Int { open.count }
+        var isEmpty: Bool { series.isEmpty }
 
         mutating func add(
             _ sample: QuantitySample,
@@ -116,42 +117,49 @@ enum QuantitySeries {
                 workoutID: workoutID,
                 minute: QuantitySeries.minute(sample.startDate)
             )
-            if open[key] == nil {
-                open[key] = try Self.existing(key, db) ?? Open()
-                order.append(key)
+            let at: Int
+            if let last, last.key == key {
+                at = last.at
+            } else if let known = index[key] {
+                at = known
+            } else {
+                at = series.count
+                series.append(try Self.existing(key, db) ?? Open())
+                keys.append(key)
+                index[key] = at
             }
-            let reading = Reading(
-                start: sample.startDate.timeIntervalSince1970,
-                end: sample.endDate.timeIntervalSince1970,
-                value: value
+            last = (key, at)
+            let start = sample.startDate.timeIntervalSince1970
+            let end = sample.endDate.timeIntervalSince1970
+            series[at].count += 1
+            series[at].sum += value
+            series[at].minimum = min(series[at].minimum, value)
+            series[at].maximum = max(series[at].maximum, value)
+            series[at].start = min(series[at].start, start)
+            series[at].end = max(series[at].end, end)
+            QuantitySeries.append(
+                Reading(start: start, end: end, value: value),
+                minute: key.minute,
+                to: &series[at].packed
             )
-            open[key]!.count += 1
-            open[key]!.sum += value
-            open[key]!.minimum = min(open[key]!.minimum, value)
-            open[key]!.maximum = max(open[key]!.maximum, value)
-            open[key]!.start = min(open[key]!.start, reading.start)
-            open[key]!.end = max(open[key]!.end, reading.end)
-            QuantitySeries.append(reading, minute: key.minute, to: &open[key]!.packed)
         }
 
         /// The series this key already has in the store (written by an earlier transaction), to extend. A
         /// series is at most a minute of readings (a few kilobytes), so reading it back costs little.
         private static func existing(_ key: Key, _ db: Database) throws -> Open? {
-            let row = try Row.fetchOne(
-                db,
+            let statement = try db.cachedStatement(
                 sql: """
                     SELECT s.id, s.count, s.value, s.minimum, s.maximum, s.startDate, s.endDate, q.readings
                     FROM quantitySample s JOIN quantitySeries q ON q.sampleID = s.id
                     WHERE s.type = ? AND s.startDate >= ? AND s.startDate < ?
                       AND s.deviceID IS ? AND s.workoutID IS ?
                     ORDER BY s.id DESC LIMIT 1
-                    """,
-                arguments: [
-                    key.type, Double(key.minute) * seconds, Double(key.minute + 1) * seconds, key.deviceID,
-                    key.workoutID,
-                ]
+                    """
             )
-            guard let row else { return nil }
+            let arguments: StatementArguments = [
+                key.type, Double(key.minute) * seconds, Double(key.minute + 1) * seconds, key.deviceID, key.workoutID,
+            ]
+            guard let row = try Row.fetchOne(statement, arguments: arguments) else { return nil }
             let count: Int = row["count"]
             return Open(
                 id: row["id"],
@@ -186,8 +194,7 @@ enum QuantitySeries {
             )
             // The whole packed series is written back: SQLite's || would turn the blob into text.
             let updateSeries = try db.cachedStatement(sql: "UPDATE quantitySeries SET readings = ? WHERE sampleID = ?")
-            for key in order {
-                guard let series = open[key], series.count > 0 else { continue }
+            for (key, series) in zip(keys, series) where series.count > 0 {
                 let mean = series.sum / Double(series.count)
                 let anchor = anchors.next()
                 if let id = series.id {

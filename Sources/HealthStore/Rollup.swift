@@ -41,9 +41,16 @@ enum Rollup {
         }
         var values: [Key: Value] = [:]
 
+        /// The bucket being filled: readings arrive in time order, so most skip the dictionary.
+        private var current: (key: Key, value: Value)?
+
         mutating func add(type: String, value: Double, count: Int, start: Date) {
             let key = Key(type: type, bucket: Rollup.bucket(start))
-            values[key, default: Value()].add(value: value, count: count)
+            if current?.key != key {
+                if let current { values[current.key] = current.value }
+                current = (key, values[key] ?? Value())
+            }
+            current!.value.add(value: value, count: count)
         }
 
         func write(_ db: Database) throws {
@@ -59,6 +66,8 @@ enum Rollup {
                         maximum = MAX(maximum, excluded.maximum)
                     """
             )
+            var values = values
+            if let current { values[current.key] = current.value }
             for (key, value) in values {
                 try statement.execute(arguments: [
                     key.type, key.bucket, value.readings, value.total, value.weighted, value.minimum, value.maximum,
