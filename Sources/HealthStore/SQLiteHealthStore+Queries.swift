@@ -107,12 +107,13 @@ extension SQLiteHealthStore {
             // Quarter-hour aligned ranges (every calendar day, hour or week is) read the roll-ups only.
             try parts.add(
                 Row.fetchOne(
-                    db,
-                    sql: """
-                        SELECT SUM(readings) AS readings, SUM(weighted) AS weighted, SUM(total) AS total,
-                               MIN(minimum) AS minimum, MAX(maximum) AS maximum
-                        FROM rollup WHERE type = ? AND bucket >= ? AND bucket < ?
-                        """,
+                    db.cachedStatement(
+                        sql: """
+                            SELECT SUM(readings) AS readings, SUM(weighted) AS weighted, SUM(total) AS total,
+                                   MIN(minimum) AS minimum, MAX(maximum) AS maximum
+                            FROM rollup WHERE type = ? AND bucket >= ? AND bucket < ?
+                            """
+                    ),
                     arguments: [type.identifier, Rollup.bucket(start), Rollup.bucket(end)]
                 )
             )
@@ -125,12 +126,13 @@ extension SQLiteHealthStore {
             if innerStart < innerEnd {
                 try parts.add(
                     Row.fetchOne(
-                        db,
-                        sql: """
-                            SELECT SUM(count) AS readings, SUM(value * count) AS weighted, SUM(value) AS total,
-                                   MIN(IFNULL(minimum, value)) AS minimum, MAX(IFNULL(maximum, value)) AS maximum
-                            FROM quantitySample WHERE type = ? AND startDate >= ? AND startDate < ?
-                            """,
+                        db.cachedStatement(
+                            sql: """
+                                SELECT SUM(count) AS readings, SUM(value * count) AS weighted, SUM(value) AS total,
+                                       MIN(IFNULL(minimum, value)) AS minimum, MAX(IFNULL(maximum, value)) AS maximum
+                                FROM quantitySample WHERE type = ? AND startDate >= ? AND startDate < ?
+                                """
+                        ),
                         arguments: [type.identifier, innerStart, innerEnd]
                     )
                 )
@@ -184,14 +186,15 @@ extension SQLiteHealthStore {
     {
         let devices = try Self.devices(db)
         let rows = try Row.fetchCursor(
-            db,
-            sql: """
-                SELECT s.uuid, s.type, s.value, s.startDate, s.endDate, s.count, s.deviceID, s.metadata,
-                       q.minute, q.readings
-                FROM quantitySample s LEFT JOIN quantitySeries q ON q.sampleID = s.id
-                WHERE s.type = ? AND s.startDate >= ? AND s.startDate < ?
-                ORDER BY s.startDate DESC, s.id DESC
-                """,
+            db.cachedStatement(
+                sql: """
+                    SELECT s.uuid, s.type, s.value, s.startDate, s.endDate, s.count, s.deviceID, s.metadata,
+                           q.minute, q.readings
+                    FROM quantitySample s LEFT JOIN quantitySeries q ON q.sampleID = s.id
+                    WHERE s.type = ? AND s.startDate >= ? AND s.startDate < ?
+                    ORDER BY s.startDate DESC, s.id DESC
+                    """
+            ),
             // A series that starts before `start` in the same minute may hold readings inside the range.
             arguments: [
                 type.identifier,
@@ -221,14 +224,15 @@ extension SQLiteHealthStore {
     ) throws -> [QuantitySample] {
         let devices = try Self.devices(db)
         return try Row.fetchAll(
-            db,
-            sql: """
-                SELECT s.uuid, s.type, s.value, s.startDate, s.endDate, s.count, s.deviceID, s.metadata,
-                       q.minute, q.readings
-                FROM quantitySample s LEFT JOIN quantitySeries q ON q.sampleID = s.id
-                WHERE s.type = ? AND s.startDate >= ? AND s.startDate < ?
-                ORDER BY s.startDate \(descending ? "DESC" : "ASC"), s.id
-                """,
+            db.cachedStatement(
+                sql: """
+                    SELECT s.uuid, s.type, s.value, s.startDate, s.endDate, s.count, s.deviceID, s.metadata,
+                           q.minute, q.readings
+                    FROM quantitySample s LEFT JOIN quantitySeries q ON q.sampleID = s.id
+                    WHERE s.type = ? AND s.startDate >= ? AND s.startDate < ?
+                    ORDER BY s.startDate \(descending ? "DESC" : "ASC"), s.id
+                    """
+            ),
             arguments: [type.identifier, start, end]
         ).flatMap { row in try Self.readings(row, devices) }
     }
@@ -239,13 +243,14 @@ extension SQLiteHealthStore {
         try await flush()
         return try await read("reading the series of sample \(sampleID)") { db in
             let row = try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT s.uuid, s.type, s.value, s.startDate, s.endDate, s.count, s.deviceID, s.metadata,
-                           q.minute, q.readings
-                    FROM quantitySample s LEFT JOIN quantitySeries q ON q.sampleID = s.id
-                    WHERE s.uuid = ?
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        SELECT s.uuid, s.type, s.value, s.startDate, s.endDate, s.count, s.deviceID, s.metadata,
+                               q.minute, q.readings
+                        FROM quantitySample s LEFT JOIN quantitySeries q ON q.sampleID = s.id
+                        WHERE s.uuid = ?
+                        """
+                ),
                 arguments: [sampleID]
             )
             guard let row else {
@@ -266,8 +271,7 @@ extension SQLiteHealthStore {
         let last = ActivitySummary.key(for: end, in: calendar)
         return try await read("reading activity summaries") { db in
             try Row.fetchAll(
-                db,
-                sql: "SELECT * FROM activitySummary WHERE day BETWEEN ? AND ? ORDER BY day",
+                db.cachedStatement(sql: "SELECT * FROM activitySummary WHERE day BETWEEN ? AND ? ORDER BY day"),
                 arguments: [first, last]
             ).map { row in
                 ActivitySummary(
@@ -308,26 +312,29 @@ extension SQLiteHealthStore {
             switch type {
             case .quantity(let quantityType):
                 added = try Row.fetchAll(
-                    db,
-                    sql: """
-                        SELECT uuid, type, value, startDate, endDate, count, deviceID, metadata, anchor
-                        FROM quantitySample WHERE type = ? AND anchor > ? ORDER BY anchor LIMIT ?
-                        """,
+                    db.cachedStatement(
+                        sql: """
+                            SELECT uuid, type, value, startDate, endDate, count, deviceID, metadata, anchor
+                            FROM quantitySample WHERE type = ? AND anchor > ? ORDER BY anchor LIMIT ?
+                            """
+                    ),
                     arguments: [quantityType.identifier, since, limit]
                 ).compactMap { row in try Self.quantitySample(row, devices).map { (row["anchor"], $0) } }
             case .heartbeatSeries:
                 added = try Row.fetchAll(
-                    db,
-                    sql: """
-                        SELECT uuid, startDate, endDate, deviceID, metadata, beats, anchor
-                        FROM heartbeatSeries WHERE anchor > ? ORDER BY anchor LIMIT ?
-                        """,
+                    db.cachedStatement(
+                        sql: """
+                            SELECT uuid, startDate, endDate, deviceID, metadata, beats, anchor
+                            FROM heartbeatSeries WHERE anchor > ? ORDER BY anchor LIMIT ?
+                            """
+                    ),
                     arguments: [since, limit]
                 ).map { row in (row["anchor"], try Self.heartbeatSeries(row, devices)) }
             }
             let deleted = try Row.fetchAll(
-                db,
-                sql: "SELECT anchor, uuid FROM deletedSample WHERE type = ? AND anchor > ? ORDER BY anchor LIMIT ?",
+                db.cachedStatement(
+                    sql: "SELECT anchor, uuid FROM deletedSample WHERE type = ? AND anchor > ? ORDER BY anchor LIMIT ?"
+                ),
                 arguments: [type.identifier, since, limit]
             ).map { ($0["anchor"] as Int64, $0["uuid"] as UUID) }
             // Both lists are cut at `limit`; take changes in anchor order up to `limit` so none is skipped.

@@ -146,9 +146,10 @@ public final class SQLiteHealthStore: HealthStore {
             }
             try anchors.save(db)
             let touched = try Row.fetchAll(
-                db,
-                sql:
-                    "SELECT DISTINCT type, CAST(startDate / 900 AS INTEGER) AS bucket FROM quantitySample WHERE workoutID = ?",
+                db.cachedStatement(
+                    sql:
+                        "SELECT DISTINCT type, CAST(startDate / 900 AS INTEGER) AS bucket FROM quantitySample WHERE workoutID = ?"
+                ),
                 arguments: [id]
             ).map { ($0["type"] as String, $0["bucket"] as Int64) }
             try db.execute(
@@ -170,21 +171,23 @@ public final class SQLiteHealthStore: HealthStore {
         return try await read("reading the samples of workout \(id)") { db in
             let devices = try Self.devices(db)
             var samples: [Sample] = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT s.uuid, s.type, s.value, s.startDate, s.endDate, s.count, s.deviceID, s.metadata,
-                           q.minute, q.readings
-                    FROM quantitySample s LEFT JOIN quantitySeries q ON q.sampleID = s.id
-                    WHERE s.workoutID = ? ORDER BY s.startDate, s.id
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        SELECT s.uuid, s.type, s.value, s.startDate, s.endDate, s.count, s.deviceID, s.metadata,
+                               q.minute, q.readings
+                        FROM quantitySample s LEFT JOIN quantitySeries q ON q.sampleID = s.id
+                        WHERE s.workoutID = ? ORDER BY s.startDate, s.id
+                        """
+                ),
                 arguments: [id]
             ).flatMap { row in try Self.readings(row, devices).map(Sample.quantity) }
             samples += try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT uuid, startDate, endDate, deviceID, metadata, beats
-                    FROM heartbeatSeries WHERE workoutID = ? ORDER BY startDate, id
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        SELECT uuid, startDate, endDate, deviceID, metadata, beats
+                        FROM heartbeatSeries WHERE workoutID = ? ORDER BY startDate, id
+                        """
+                ),
                 arguments: [id]
             ).map { row in try Self.heartbeatSeries(row, devices) }
             return samples.sorted { $0.startDate < $1.startDate }
@@ -194,8 +197,7 @@ public final class SQLiteHealthStore: HealthStore {
     static func devices(_ db: Database) throws -> [Int64: Device] {
         var devices: [Int64: Device] = [:]
         for row in try Row.fetchAll(
-            db,
-            sql: "SELECT id, name, address, manufacturer, bodyLocation, firmwareVersion FROM device"
+            db.cachedStatement(sql: "SELECT id, name, address, manufacturer, bodyLocation, firmwareVersion FROM device")
         ) {
             devices[row["id"]] = Device(
                 name: row["name"],
@@ -334,8 +336,9 @@ public final class SQLiteHealthStore: HealthStore {
         let bound = arguments
         return try await read("reading workouts") { db in
             try Row.fetchAll(
-                db,
-                sql: "SELECT uuid, startDate, endDate, duration, body FROM workout \(filter) ORDER BY startDate",
+                db.cachedStatement(
+                    sql: "SELECT uuid, startDate, endDate, duration, body FROM workout \(filter) ORDER BY startDate"
+                ),
                 arguments: bound
             ).map { row in
                 let body = try Coding.decode(WorkoutBody.self, row["body"])

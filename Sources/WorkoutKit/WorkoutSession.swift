@@ -7,6 +7,9 @@ public enum WorkoutSessionEvent: Hashable, Sendable {
     case workoutEvent(WorkoutEvent)
     case activityBegan(WorkoutActivity)
     case activityEnded(WorkoutActivity)
+    /// The session could not record a change for crash recovery (HealthKit's `didFailWithError`): the change
+    /// took effect, but a crash now would bring back the previous state. The message says why (a full disk, say).
+    case didFail(message: String)
 }
 
 /// A workout session (HealthKit's HKWorkoutSession): prepare → startActivity → pause/resume → stopActivity → end.
@@ -118,11 +121,7 @@ public actor WorkoutSession {
                 await builder.record(activity: activity)
             }
         }
-        if machine.state == .ended, await builder.isFinished {
-            try? await store?.clearJournal()
-        } else {
-            await writeJournal()
-        }
+        await writeJournal()
         if machine.state == .ended { continuation.finish() }
     }
 
@@ -146,10 +145,14 @@ public actor WorkoutSession {
             events: await builder.workoutEvents,
             metadata: await builder.metadata
         )
-        if await builder.isFinished {
-            try? await store.clearJournal()
-        } else {
-            try? await store.saveJournal(journal)
+        do {
+            if await builder.isFinished {
+                try await store.clearJournal()
+            } else {
+                try await store.saveJournal(journal)
+            }
+        } catch {
+            continuation.yield(.didFail(message: "recording the workout for crash recovery failed: \(error)"))
         }
     }
 

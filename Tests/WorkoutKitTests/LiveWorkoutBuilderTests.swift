@@ -185,4 +185,38 @@ import Testing
         #expect(workout.statistics(for: .heartRate)?.readingCount == 3)
         #expect(try await WorkoutSession.recoverActiveWorkoutSession(store: store) == nil)
     }
+
+    @Test func aChangeThatCannotBeJournaledIsReportedNotHidden() async throws {
+        let store = JournalFailingStore()
+        let clock = ManualWorkoutClock(t0)
+        let session = await WorkoutSession(
+            configuration: WorkoutConfiguration(activityType: .rowing),
+            store: store,
+            clock: clock
+        )
+        var events = session.events.makeAsyncIterator()
+        try await session.startActivity(at: t0)
+        #expect(await session.state == .running, "the change itself takes effect")
+        #expect(await events.next() == .stateChanged(to: .running, from: .notStarted, date: t0))
+        let failure = await events.next()
+        #expect(
+            failure
+                == .didFail(message: "recording the workout for crash recovery failed: the disk is full (test double)")
+        )
+    }
+}
+
+/// A store whose journal cannot be written, as on a full disk.
+actor JournalFailingStore: HealthStore {
+    struct Full: Error, CustomStringConvertible {
+        var description: String { "the disk is full (test double)" }
+    }
+    func save(_ samples: [Sample], workoutID: UUID?) {}
+    func save(_ workout: Workout) {}
+    func saveFinished(_ workout: Workout) {}
+    func deleteSamples(ofWorkout id: UUID) {}
+    func samples(ofWorkout id: UUID) -> [Sample] { [] }
+    func saveJournal(_ journal: WorkoutJournal) throws { throw Full() }
+    func loadJournal() -> WorkoutJournal? { nil }
+    func clearJournal() throws { throw Full() }
 }
