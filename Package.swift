@@ -102,7 +102,13 @@ let package = Package(
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "SystoleTestSupport"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus"]),
         .testTarget(name: "WorkoutKitTests", dependencies: ["WorkoutKit"]),
-        .testTarget(name: "HealthStoreTests", dependencies: ["HealthStore", "WorkoutKit", "SystoleTestSupport"]),
+        .testTarget(
+            name: "HealthStoreTests",
+            dependencies: [
+                "HealthStore", "WorkoutKit", "SystoleTestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
         // A child process the crash-recovery test kills with SIGKILL.
         .executableTarget(
             name: "health-store-probe",

@@ -34,6 +34,12 @@ enum QuantitySeries {
         sample.count == 1 && sample.metadata.isEmpty && keepsSeries(sample.type)
     }
 
+    /// The columns `SQLiteHealthStore.readings(_:_:)` reads: a sample row with its packed readings, if any.
+    static let selectWithReadings = """
+        SELECT s.uuid, s.type, s.value, s.startDate, s.endDate, s.count, s.deviceID, s.metadata, q.minute, q.readings
+        FROM quantitySample s LEFT JOIN quantitySeries q ON q.sampleID = s.id
+        """
+
     static func minute(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 / seconds).rounded(.down)) }
 
     /// A reading, for packing and after unpacking.

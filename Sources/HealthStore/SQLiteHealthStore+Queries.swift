@@ -139,7 +139,7 @@ extension SQLiteHealthStore {
             }
             let edges = [((lower / seconds).rounded(.down) * seconds, innerStart), (innerEnd, upper)]
             for (from, to) in edges where from < to {
-                for reading in try readings(of: type, startingFrom: from, to: to, descending: false, db)
+                for reading in try readings(of: type, startingFrom: from, to: to, db)
                 where reading.startDate.timeIntervalSince1970 >= lower && reading.startDate < end {
                     parts.add(value: try reading.quantity.doubleValue(for: type.canonicalUnit), count: reading.count)
                 }
@@ -188,9 +188,7 @@ extension SQLiteHealthStore {
         let rows = try Row.fetchCursor(
             db.cachedStatement(
                 sql: """
-                    SELECT s.uuid, s.type, s.value, s.startDate, s.endDate, s.count, s.deviceID, s.metadata,
-                           q.minute, q.readings
-                    FROM quantitySample s LEFT JOIN quantitySeries q ON q.sampleID = s.id
+                    \(QuantitySeries.selectWithReadings)
                     WHERE s.type = ? AND s.startDate >= ? AND s.startDate < ?
                     ORDER BY s.startDate DESC, s.id DESC
                     """
@@ -219,18 +217,15 @@ extension SQLiteHealthStore {
         of type: QuantityType,
         startingFrom start: Double,
         to end: Double,
-        descending: Bool,
         _ db: Database
     ) throws -> [QuantitySample] {
         let devices = try Self.devices(db)
         return try Row.fetchAll(
             db.cachedStatement(
                 sql: """
-                    SELECT s.uuid, s.type, s.value, s.startDate, s.endDate, s.count, s.deviceID, s.metadata,
-                           q.minute, q.readings
-                    FROM quantitySample s LEFT JOIN quantitySeries q ON q.sampleID = s.id
+                    \(QuantitySeries.selectWithReadings)
                     WHERE s.type = ? AND s.startDate >= ? AND s.startDate < ?
-                    ORDER BY s.startDate \(descending ? "DESC" : "ASC"), s.id
+                    ORDER BY s.startDate, s.id
                     """
             ),
             arguments: [type.identifier, start, end]
@@ -245,9 +240,7 @@ extension SQLiteHealthStore {
             let row = try Row.fetchOne(
                 db.cachedStatement(
                     sql: """
-                        SELECT s.uuid, s.type, s.value, s.startDate, s.endDate, s.count, s.deviceID, s.metadata,
-                               q.minute, q.readings
-                        FROM quantitySample s LEFT JOIN quantitySeries q ON q.sampleID = s.id
+                        \(QuantitySeries.selectWithReadings)
                         WHERE s.uuid = ?
                         """
                 ),

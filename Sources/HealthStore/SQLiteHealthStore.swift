@@ -173,9 +173,7 @@ public final class SQLiteHealthStore: HealthStore {
             var samples: [Sample] = try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
-                        SELECT s.uuid, s.type, s.value, s.startDate, s.endDate, s.count, s.deviceID, s.metadata,
-                               q.minute, q.readings
-                        FROM quantitySample s LEFT JOIN quantitySeries q ON q.sampleID = s.id
+                        \(QuantitySeries.selectWithReadings)
                         WHERE s.workoutID = ? ORDER BY s.startDate, s.id
                         """
                 ),
