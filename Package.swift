@@ -14,12 +14,15 @@ let package = Package(
         .library(name: "WorkoutKit", targets: ["WorkoutKit"]),
         .library(name: "HealthStore", targets: ["HealthStore"]),
         .executable(name: "systole-sim", targets: ["systole-sim"]),
+        .executable(name: "systoled", targets: ["systoled"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // MARK: C system libraries (pkg-config), with header-only shims for what Swift cannot import.
@@ -62,12 +65,28 @@ let package = Package(
             dependencies: ["BlueZSimulator", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
+        // MARK: Names of the daemon's D-Bus control API, shared by the daemon and the CLI.
+        .target(name: "ControlAPI"),
+
+        // MARK: The daemon: configuration, services in one ServiceGroup, the D-Bus control API, the live log.
+        .target(
+            name: "Daemon",
+            dependencies: [
+                "BlueZ", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit", "HealthStore",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "systoled", dependencies: ["Daemon"]),
+
         // MARK: The `systole` command line: commands live in a library so tests drive them too.
         .target(
             name: "SystoleCLI",
             dependencies: [
                 "HeartRateProfile",
                 "BlueZ",
+                "ControlAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -102,6 +121,7 @@ let package = Package(
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "SystoleTestSupport"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus"]),
         .testTarget(name: "WorkoutKitTests", dependencies: ["WorkoutKit"]),
+        .testTarget(name: "DaemonTests", dependencies: ["Daemon", "SystoleTestSupport"]),
         .testTarget(
             name: "HealthStoreTests",
             dependencies: [

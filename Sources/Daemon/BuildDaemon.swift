@@ -1,0 +1,228 @@
+import ArgumentParser
+import BlueZ
+import DBus
+import Foundation
+import HealthStore
+import Logging
+import ServiceLifecycle
+import WorkoutKit
+
+/// systoled's flags; each overrides the configuration file.
+public struct DaemonOptions: ParsableArguments {
+    @Option(help: "The configuration file (default: \(DaemonConfiguration.defaultPath), used if present).")
+    public var config: String?
+
+    @Option(help: "The bus for the control API and bluetoothd: system, session, or an address (unix:path=…).")
+    public var bus: String?
+
+    @Option(help: "The SQLite store (default: $STATE_DIRECTORY/health.sqlite, else /var/lib/systole/health.sqlite).")
+    public var store: String?
+
+    @Option(name: .customLong("live-log"), help: "The live bpm log (default: $LOGS_DIRECTORY/live.log).")
+    public var liveLog: String?
+
+    @Option(help: "The Bluetooth adapter, like hci0 (default: the first powered one).")
+    public var adapter: String?
+
+    @Option(name: .customLong("sensor"), help: "A sensor to keep connected: an address, or 'any' (repeatable).")
+    public var sensors: [String] = []
+
+    public init() {}
+
+    /// The configuration these options select: the file (if any), then the flags over it.
+    public func configuration(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(DaemonConfiguration.Error) -> DaemonConfiguration {
+        var configuration = try DaemonConfiguration.load(
+            path: config ?? DaemonConfiguration.defaultPath,
+            optional: config == nil,
+            environment: environment
+        )
+        func flag<T>(
+            _ name: String,
+            _ body: () throws(DaemonConfiguration.Reason) -> T
+        ) throws(DaemonConfiguration.Error)
+            -> T
+        {
+            do {
+                return try body()
+            } catch {
+                throw DaemonConfiguration.Error(file: "--\(name)", line: 0, reason: error.text)
+            }
+        }
+        if let bus { configuration.bus = DBusBus(bus) }
+        if let store { configuration.storePath = store }
+        if let liveLog { configuration.liveLogPath = liveLog }
+        if let adapter {
+            configuration.adapter = try flag("adapter") { () throws(DaemonConfiguration.Reason) in
+                try DaemonConfiguration.adapter(adapter)
+            }
+        }
+        if !sensors.isEmpty {
+            configuration.sensors = try flag("sensor") { () throws(DaemonConfiguration.Reason) in
+                try sensors.map { text throws(DaemonConfiguration.Reason) in try DaemonConfiguration.sensor(text) }
+            }
+        }
+        return configuration
+    }
+}
+
+/// Why systoled could not start; the message says what to do.
+public struct DaemonStartError: Error, CustomStringConvertible {
+    public var description: String
+    /// The exit status: 78 (EX_CONFIG) for a configuration mistake, which restarting will not fix.
+    public var exitCode: Int32
+}
+
+/// The daemon, built and ready to run: every long-lived part is a service in one `ServiceGroup`.
+public struct Daemon: Sendable {
+    public let configuration: DaemonConfiguration
+    public let group: ServiceGroup
+
+    /// Runs until SIGTERM or SIGINT (graceful: the workout stays recoverable) or until a part fails.
+    public func run() async throws { try await group.run() }
+}
+
+/// Builds systoled from its command-line arguments (without the program name), as `systoled` itself and the
+/// tests do: reads the configuration, opens the store, connects to the bus, takes the control API's name.
+public func buildDaemon(
+    _ arguments: [String],
+    environment: [String: String] = ProcessInfo.processInfo.environment,
+    clock: any WorkoutClock = SystemWorkoutClock()
+) async throws(DaemonStartError) -> Daemon {
+    let options: DaemonOptions
+    do {
+        options = try DaemonOptions.parse(arguments)
+    } catch {
+        throw DaemonStartError(description: DaemonOptions.fullMessage(for: error), exitCode: 64)
+    }
+    let configuration: DaemonConfiguration
+    do {
+        configuration = try options.configuration(environment: environment)
+    } catch {
+        throw DaemonStartError(description: "configuration error: \(error)", exitCode: 78)
+    }
+    var logger = Logger(label: "systoled")
+    logger.logLevel = .info
+
+    let store: SQLiteHealthStore
+    do {
+        try? FileManager.default.createDirectory(
+            atPath: (configuration.storePath as NSString).deletingLastPathComponent,
+            withIntermediateDirectories: true
+        )
+        store = try SQLiteHealthStore(path: configuration.storePath)
+    } catch {
+        throw DaemonStartError(description: "\(error)", exitCode: 73)
+    }
+    let connection: DBusConnection
+    do {
+        connection = try await DBusConnection.connect(to: configuration.bus)
+    } catch {
+        throw DaemonStartError(
+            description: "cannot connect to the \(configuration.bus) bus: \(error.message). "
+                + "Is dbus running? Choose another bus with --bus or 'bus' in the configuration",
+            exitCode: 69
+        )
+    }
+    let client: BlueZClient
+    do {
+        client = try await BlueZClient.connect(connection)
+    } catch {
+        connection.close()
+        throw DaemonStartError(description: "cannot watch bluetoothd: \(error)", exitCode: 69)
+    }
+    let liveLog: LiveLogFile
+    do {
+        liveLog = try LiveLogFile(
+            path: configuration.liveLogPath,
+            maximumSize: configuration.liveLogMaximumSize,
+            keep: configuration.liveLogKeep
+        )
+    } catch {
+        connection.close()
+        throw DaemonStartError(description: "\(error)", exitCode: 73)
+    }
+
+    let sensors = SensorManager(client: client, sensors: configuration.sensors, adapter: configuration.adapter)
+    let workouts = WorkoutManager(store: store, sensors: sensors, sampleTypes: configuration.sampleTypes, clock: clock)
+    let control = ControlService(
+        connection: connection,
+        client: client,
+        workouts: workouts,
+        sensors: sensors,
+        store: store,
+        adapter: configuration.adapter,
+        clock: clock
+    )
+    do {
+        try await control.publish()
+    } catch {
+        connection.close()
+        throw DaemonStartError(description: "cannot offer the control API: \(error.message)", exitCode: 69)
+    }
+    // Shut down in reverse: systemd hears STOPPING first, the bus and the store go last.
+    let services: [any Service] = [
+        BusService(connection: connection, client: client),
+        StoreService(store: store),
+        sensors,
+        workouts,
+        LiveLogService(
+            file: liveLog,
+            format: configuration.liveLogFormat,
+            privacy: configuration.privacy,
+            sensors: sensors,
+            workouts: workouts,
+            logger: logger
+        ),
+        control,
+        NotifierService(notifier: SystemdNotifier(environment: environment), workouts: workouts, logger: logger),
+    ]
+    let group = ServiceGroup(
+        configuration: ServiceGroupConfiguration(
+            services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        )
+    )
+    return Daemon(configuration: configuration, group: group)
+}
+
+/// The bus connection: it stays open until shutdown, and a lost bus stops the daemon (systemd restarts it).
+final class BusService: Service, Sendable {
+    let connection: DBusConnection
+    let client: BlueZClient
+
+    init(connection: DBusConnection, client: BlueZClient) {
+        self.connection = connection
+        self.client = client
+    }
+
+    struct BusLost: Error, CustomStringConvertible {
+        var description: String { "the D-Bus connection was lost; systoled stops so systemd can restart it" }
+    }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled, self.connection.isConnected {
+                try? await Task.sleep(for: .milliseconds(500))
+            }
+        }
+        let lost = !connection.isConnected
+        client.close()
+        connection.close()
+        if lost, !Task.isShuttingDownGracefully { throw BusLost() }
+    }
+}
+
+/// The store: everything saved is committed before the daemon exits.
+final class StoreService: Service, Sendable {
+    let store: SQLiteHealthStore
+
+    init(store: SQLiteHealthStore) { self.store = store }
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        try await store.flush()
+    }
+}

@@ -1,0 +1,145 @@
+import BlueZ
+import Foundation
+import Glibc
+import HeartRateProfile
+import WorkoutKit
+
+/// The live bpm log: one line per measurement, written with one `write(2)` each (no buffering), so `tail -f`
+/// shows every beat as it arrives. Rotated by size: `live.log` → `live.log.1` → … → `live.log.N`.
+final class LiveLogFile: @unchecked Sendable {
+    // Only LiveLogService's task touches the file, one line at a time.
+    let path: String
+    let maximumSize: Int
+    let keep: Int
+    private var descriptor: Int32 = -1
+    private var size = 0
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    init(path: String, maximumSize: Int, keep: Int) throws(Failure) {
+        self.path = path
+        self.maximumSize = maximumSize
+        self.keep = keep
+        try open()
+    }
+
+    deinit { if descriptor >= 0 { close(descriptor) } }
+
+    private func open() throws(Failure) {
+        let folder = (path as NSString).deletingLastPathComponent
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o640)
+        guard descriptor >= 0 else {
+            throw Failure(
+                description:
+                    "cannot open the live log \(path): \(String(cString: strerror(errno))); check that its folder is writable or set live_log.path"
+            )
+        }
+        var status = stat()
+        size = fstat(descriptor, &status) == 0 ? Int(status.st_size) : 0
+    }
+
+    /// Appends `line` (a newline is added), rotating first if it would pass the size limit.
+    func append(_ line: String) throws(Failure) {
+        let bytes = Array((line + "\n").utf8)
+        if size > 0, size + bytes.count > maximumSize { try rotate() }
+        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        guard written == bytes.count else {
+            throw Failure(description: "writing the live log \(path) failed: \(String(cString: strerror(errno)))")
+        }
+        size += bytes.count
+    }
+
+    private func rotate() throws(Failure) {
+        close(descriptor)
+        descriptor = -1
+        if keep == 0 {
+            unlink(path)
+        } else {
+            unlink("\(path).\(keep)")
+            for index in stride(from: keep - 1, through: 1, by: -1) {
+                rename("\(path).\(index)", "\(path).\(index + 1)")
+            }
+            rename(path, "\(path).1")
+        }
+        try open()
+    }
+}
+
+/// How a live-log line is written.
+enum LiveLogLine {
+    /// `2026-11-22T07:45:12.345Z A0:9E:1A:12:34:56 bpm=142 contact=yes rr=412,398 energy=123kJ state=running
+    /// elapsed=00:23:10`. In duration-only mode, or without a heart rate, the metrics are left out (never 0 bpm).
+    static func text(
+        date: Date,
+        reading: HeartRateReading?,
+        snapshot: WorkoutSnapshot,
+        privacy: DaemonConfiguration.Privacy
+    ) -> String {
+        var parts = [timestamp(date)]
+        if privacy == .full, let reading {
+            let m = reading.measurement
+            parts.append(reading.sensor.description)
+            if let bpm = heartRate(m) { parts.append("bpm=\(bpm)") }
+            if let contact = contact(m.sensorContact) { parts.append("contact=\(contact ? "yes" : "no")") }
+            if !m.rrIntervals.isEmpty {
+                parts.append(
+                    "rr=" + m.rrIntervals.map { String(Int($0.milliseconds.rounded())) }.joined(separator: ",")
+                )
+            }
+            if let energy = m.energyExpended { parts.append("energy=\(energy)kJ") }
+        }
+        parts.append("state=\(snapshot.stateName)")
+        if snapshot.workoutID != nil { parts.append("elapsed=\(duration(snapshot.elapsed))") }
+        return parts.joined(separator: " ")
+    }
+
+    /// The same as one JSON object: `time`, `state`, `elapsed` (seconds, with a workout), and in full mode
+    /// `sensor`, `bpm` (absent without a heart rate), `contact` (true/false/null), `rr` (ms), `energy` (kJ or null).
+    static func json(
+        date: Date,
+        reading: HeartRateReading?,
+        snapshot: WorkoutSnapshot,
+        privacy: DaemonConfiguration.Privacy
+    ) -> String {
+        var object: [String: Any] = ["time": timestamp(date), "state": snapshot.stateName]
+        if snapshot.workoutID != nil { object["elapsed"] = (snapshot.elapsed * 1000).rounded() / 1000 }
+        if privacy == .full, let reading {
+            let m = reading.measurement
+            object["sensor"] = reading.sensor.description
+            if let bpm = heartRate(m) { object["bpm"] = bpm }
+            object["contact"] = contact(m.sensorContact) ?? NSNull()
+            object["rr"] = m.rrIntervals.map { ($0.milliseconds * 1000).rounded() / 1000 }
+            object["energy"] = m.energyExpended.map { Int($0) } ?? NSNull()
+        }
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The heart rate worth showing: none when the sensor reports no skin contact or 0.
+    static func heartRate(_ m: HeartRateMeasurement) -> Int? {
+        m.sensorContact == .notDetected || m.heartRate == 0 ? nil : Int(m.heartRate)
+    }
+
+    static func contact(_ contact: SensorContact) -> Bool? {
+        switch contact {
+        case .detected: true
+        case .notDetected: false
+        case .notSupported: nil
+        }
+    }
+
+    static func timestamp(_ date: Date) -> String {
+        date.formatted(
+            Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!)
+        )
+    }
+
+    /// `HH:MM:SS`.
+    static func duration(_ seconds: Double) -> String {
+        let total = Int(max(0, seconds))
+        return String(format: "%02d:%02d:%02d", total / 3600, total / 60 % 60, total % 60)
+    }
+}

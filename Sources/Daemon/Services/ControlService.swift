@@ -1,0 +1,467 @@
+import BlueZ
+import ControlAPI
+import DBus
+import Foundation
+import HealthStore
+import HeartRateProfile
+import ServiceLifecycle
+import WorkoutKit
+
+/// systoled's D-Bus control API (`org.systole.Daemon1` at `/org/systole/Daemon`, name `org.systole.Daemon`):
+/// the workout commands a HealthKit app offers as intents, sensor management, and the store's workouts and
+/// statistics. Who may call it is decided by the bus policy (systemd/org.systole.Daemon.conf).
+final class ControlService: Service, Sendable {
+    private let connection: DBusConnection
+    private let client: BlueZClient
+    private let workouts: WorkoutManager
+    private let sensors: SensorManager
+    private let store: SQLiteHealthStore
+    private let adapter: String?
+    private let object = DBusObject(path: ControlAPI.objectPath)
+    private let clock: any WorkoutClock
+
+    init(
+        connection: DBusConnection,
+        client: BlueZClient,
+        workouts: WorkoutManager,
+        sensors: SensorManager,
+        store: SQLiteHealthStore,
+        adapter: String?,
+        clock: any WorkoutClock
+    ) {
+        self.connection = connection
+        self.client = client
+        self.workouts = workouts
+        self.sensors = sensors
+        self.store = store
+        self.adapter = adapter
+        self.clock = clock
+    }
+
+    /// Exports the object and takes the well-known name; fails when another systoled has it.
+    func publish() async throws(DBusError) {
+        object.addInterface(makeInterface(), values: initialProperties())
+        connection.export(object)
+        let reply = try await connection.requestName(ControlAPI.busName, flags: [.doNotQueue])
+        guard reply == .primaryOwner || reply == .alreadyOwner else {
+            throw DBusError(
+                name: "org.freedesktop.DBus.Error.AddressInUse",
+                message: "\(ControlAPI.busName) is already owned: another systoled is running on this bus"
+            )
+        }
+    }
+
+    func run() async throws {
+        // Properties follow the workout and the sensors; the elapsed time and heart rate age once a second.
+        let workoutChanges = workouts.changes.subscribe(buffering: 1)
+        let sensorChanges = sensors.statusChanged.subscribe(buffering: 1)
+        await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { for await _ in workoutChanges { await self.refresh() } }
+                group.addTask { for await _ in sensorChanges { await self.refresh() } }
+                group.addTask {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: .seconds(1))
+                        await self.refresh()
+                    }
+                }
+            }
+        }
+        try? await connection.releaseName(ControlAPI.busName)
+        connection.unexport(path: ControlAPI.objectPath)
+    }
+
+    // MARK: Properties
+
+    private func initialProperties() -> [String: DBusValue] {
+        [
+            "State": .string("idle"),
+            "ElapsedTime": .double(0),
+            "HeartRate": .propertyMap([:]),
+            "Sensors": .array(.propertyMap, []),
+            "CurrentWorkout": .propertyMap([:]),
+        ]
+    }
+
+    private func refresh() async {
+        let snapshot = await workouts.snapshot
+        let latest = await workouts.latestReading
+        object.setProperties(
+            ControlAPI.interface,
+            [
+                "State": .string(snapshot.stateName),
+                "ElapsedTime": .double((snapshot.elapsed * 10).rounded() / 10),
+                "HeartRate": .propertyMap(heartRate(latest)),
+                "Sensors": .array(.propertyMap, sensors.sensors.map { .propertyMap(Self.values(of: $0)) }),
+                "CurrentWorkout": .propertyMap(Self.values(of: snapshot)),
+            ]
+        )
+    }
+
+    private func heartRate(_ latest: DaemonReading?) -> [String: DBusValue] {
+        guard let latest, let bpm = LiveLogLine.heartRate(latest.reading.measurement) else { return [:] }
+        return [
+            "bpm": .uint32(UInt32(bpm)),
+            "age": .double((clock.now().timeIntervalSince(latest.reading.receivedDate) * 10).rounded() / 10),
+            "sensor": .string(latest.reading.sensor.description),
+        ]
+    }
+
+    static func values(of status: SensorStatus) -> [String: DBusValue] {
+        var values: [String: DBusValue] = [
+            "state": .string(status.state),
+            "connected": .boolean(status.isConnected),
+        ]
+        values["address"] = status.address.map(DBusValue.string)
+        values["name"] = status.name.map(DBusValue.string)
+        values["manufacturer"] = status.manufacturer.map(DBusValue.string)
+        values["battery"] = status.batteryPercent.map { .byte(UInt8(clamping: $0)) }
+        values["location"] = status.bodyLocation.map(DBusValue.string)
+        values["contact"] = status.contact.map(DBusValue.string)
+        values["bpm"] = status.lastHeartRate.map { .uint32(UInt32(clamping: $0)) }
+        values["lastReading"] = status.lastReadingDate.map { .double($0.timeIntervalSince1970) }
+        return values
+    }
+
+    static func values(of snapshot: WorkoutSnapshot) -> [String: DBusValue] {
+        guard let id = snapshot.workoutID else { return [:] }
+        var values: [String: DBusValue] = [
+            "id": .string(id.uuidString),
+            "state": .string("\(snapshot.state)"),
+            "elapsed": .double(snapshot.elapsed),
+        ]
+        values["activity"] = snapshot.activity.map { .string($0.name) }
+        values["location"] = snapshot.location.map { .string("\($0)") }
+        values["start"] = snapshot.startDate.map { .double($0.timeIntervalSince1970) }
+        if let statistics = snapshot.heartRate {
+            values["heartRate"] = .propertyMap(Self.values(of: statistics))
+        }
+        return values
+    }
+
+    static func values(of statistics: Statistics) -> [String: DBusValue] {
+        var values: [String: DBusValue] = ["count": .int64(Int64(statistics.readingCount))]
+        func add(_ key: String, _ quantity: Quantity?) {
+            guard let quantity else { return }
+            values[key] = .double((try? quantity.doubleValue(for: statistics.quantityType.canonicalUnit)) ?? 0)
+        }
+        add("average", statistics.averageQuantity())
+        add("minimum", statistics.minimumQuantity())
+        add("maximum", statistics.maximumQuantity())
+        add("mostRecent", statistics.mostRecentQuantity())
+        add("sum", statistics.sumQuantity())
+        values["start"] = .double(statistics.startDate.timeIntervalSince1970)
+        values["end"] = .double(statistics.endDate.timeIntervalSince1970)
+        return values
+    }
+
+    static func values(of workout: Workout) -> [String: DBusValue] {
+        var statistics: [String: DBusValue] = [:]
+        for (type, value) in workout.statistics { statistics[type] = .propertyMap(Self.values(of: value)) }
+        return [
+            "id": .string(workout.id.uuidString),
+            "activity": .string(workout.activityType.name),
+            "location": .string("\(workout.configuration.locationType)"),
+            "start": .double(workout.startDate.timeIntervalSince1970),
+            "end": .double(workout.endDate.timeIntervalSince1970),
+            "duration": .double(workout.duration),
+            "pauses": .uint32(UInt32(workout.events.filter { $0.type == .pause }.count)),
+            "statistics": .propertyMap(statistics),
+            "devices": .strings(workout.devices.map { $0.name ?? $0.address ?? "unknown" }),
+        ]
+    }
+
+    // MARK: Methods
+
+    private func makeInterface() -> DBusInterface {
+        let map = DBusType.propertyMap
+        return DBusInterface(
+            ControlAPI.interface,
+            methods: [
+                DBusMethod(
+                    "StartWorkout",
+                    inputs: [("activity", .string), ("location", .string)],
+                    outputs: [("workout", .string), ("heartRateAvailable", .boolean)]
+                ) { call throws(DBusError) in try await self.startWorkout(call) },
+                DBusMethod("PauseWorkout") { _ throws(DBusError) in
+                    try await Self.command { () throws(WorkoutCommandError) in try await self.workouts.pause() }
+                    return []
+                },
+                DBusMethod("ResumeWorkout") { _ throws(DBusError) in
+                    try await Self.command { () throws(WorkoutCommandError) in try await self.workouts.resume() }
+                    return []
+                },
+                DBusMethod("EndWorkout", outputs: [("workout", map)]) { _ throws(DBusError) in
+                    let workout = try await Self.command { () throws(WorkoutCommandError) in
+                        try await self.workouts.end()
+                    }
+                    return [.propertyMap(Self.values(of: workout))]
+                },
+                DBusMethod("CancelWorkout") { _ throws(DBusError) in
+                    try await Self.command { () throws(WorkoutCommandError) in try await self.workouts.cancel() }
+                    return []
+                },
+                DBusMethod(
+                    "AddSample",
+                    inputs: [("type", .string), ("value", .double), ("unit", .string)]
+                ) { call throws(DBusError) in try await self.addSample(call) },
+                DBusMethod("ListSensors", outputs: [("sensors", .array(map))]) { _ in
+                    [.array(map, self.sensors.sensors.map { .propertyMap(Self.values(of: $0)) })]
+                },
+                DBusMethod("Scan", inputs: [("seconds", .double)], outputs: [("devices", .array(map))]) {
+                    call throws(DBusError) in try await self.scan(call)
+                },
+                DBusMethod("Pair", inputs: [("address", .string)]) { call throws(DBusError) in
+                    try await self.pair(call)
+                },
+                DBusMethod("Forget", inputs: [("address", .string)]) { call throws(DBusError) in
+                    try await self.forget(call)
+                },
+                DBusMethod("ListWorkouts", outputs: [("workouts", .array(map))]) { _ throws(DBusError) in
+                    let all = try await Self.storeCall { try await self.store.workouts() }
+                    return [.array(map, all.map { .propertyMap(Self.values(of: $0)) })]
+                },
+                DBusMethod("GetWorkout", inputs: [("id", .string)], outputs: [("workout", map)]) {
+                    call throws(DBusError) in try await self.getWorkout(call)
+                },
+                DBusMethod(
+                    "Statistics",
+                    inputs: [("type", .string), ("interval", .string), ("from", .double), ("to", .double)],
+                    outputs: [("buckets", .array(map))]
+                ) { call throws(DBusError) in try await self.statistics(call) },
+            ],
+            properties: [
+                DBusProperty("State", .string),
+                DBusProperty("ElapsedTime", .double),
+                DBusProperty("HeartRate", map),
+                DBusProperty("Sensors", .array(map)),
+                DBusProperty("CurrentWorkout", map),
+            ]
+        )
+    }
+
+    /// Runs a workout command, turning its refusal into the matching D-Bus error.
+    private static func command<T>(
+        _ body: () async throws(WorkoutCommandError) -> T
+    ) async throws(DBusError) -> T {
+        do {
+            return try await body()
+        } catch {
+            throw DBusError(name: "org.systole.Error.\(error.kind.rawValue)", message: error.message)
+        }
+    }
+
+    private static func storeCall<T>(_ body: () async throws -> T) async throws(DBusError) -> T {
+        do {
+            return try await body()
+        } catch {
+            throw DBusError(name: ControlAPI.ErrorName.store, message: "\(error)")
+        }
+    }
+
+    private static func text(_ call: DBusMethodCall, _ index: Int, _ expected: String) throws(DBusError) -> String {
+        guard let text = try call.argument(index, expected).string else {
+            throw DBusError(.invalidArgs, "\(call.member) expects \(expected) as argument \(index + 1)")
+        }
+        return text
+    }
+
+    private func startWorkout(_ call: DBusMethodCall) async throws(DBusError) -> [DBusValue] {
+        let activityName = try Self.text(call, 0, "an activity")
+        let locationName = try Self.text(call, 1, "a location")
+        guard let activity = WorkoutActivityType(name: activityName) else {
+            throw DBusError(
+                name: ControlAPI.ErrorName.invalidArguments,
+                message: "unknown activity '\(activityName)'; known: "
+                    + WorkoutActivityType.allCases.map(\.name).joined(separator: ", ")
+            )
+        }
+        guard let location = WorkoutSessionLocationType.allCases.first(where: { "\($0)" == locationName }) else {
+            throw DBusError(
+                name: ControlAPI.ErrorName.invalidArguments,
+                message: "unknown location '\(locationName)'; known: indoor, outdoor, unknown"
+            )
+        }
+        let configuration = WorkoutConfiguration(activityType: activity, locationType: location)
+        let (id, available) = try await Self.command { () throws(WorkoutCommandError) in
+            try await self.workouts.start(configuration)
+        }
+        return [.string(id.uuidString), .boolean(available)]
+    }
+
+    private func addSample(_ call: DBusMethodCall) async throws(DBusError) -> [DBusValue] {
+        let typeName = try Self.text(call, 0, "a sample type")
+        guard let value = try call.argument(1, "a value").double else {
+            throw DBusError(.invalidArgs, "AddSample expects a double as argument 2")
+        }
+        let unitName = try Self.text(call, 2, "a unit")
+        guard let type = QuantityType(identifier: typeName) else {
+            throw DBusError(
+                name: ControlAPI.ErrorName.invalidArguments,
+                message: "unknown sample type '\(typeName)'; known: "
+                    + QuantityType.known.map(\.identifier).joined(separator: ", ")
+            )
+        }
+        guard let unit = Unit(symbol: unitName) else {
+            throw DBusError(
+                name: ControlAPI.ErrorName.invalidArguments,
+                message: "unknown unit '\(unitName)'; known: " + Unit.known.map(\.symbol).joined(separator: ", ")
+            )
+        }
+        let quantity = Quantity(value, unit)
+        guard quantity.isCompatible(with: type.canonicalUnit), value > 0, value.isFinite else {
+            throw DBusError(
+                name: ControlAPI.ErrorName.invalidArguments,
+                message: "\(value) \(unitName) is not a valid \(typeName) amount (a positive amount in "
+                    + "\(Unit.known.filter { quantity.unit.dimension == $0.dimension || type.canonicalUnit.dimension == $0.dimension }.map(\.symbol).joined(separator: " or ")))"
+            )
+        }
+        try await Self.command { () throws(WorkoutCommandError) in
+            try await self.workouts.addSample(type: type, quantity: quantity)
+        }
+        return []
+    }
+
+    private func bluetooth<T>(_ body: () async throws -> T) async throws(DBusError) -> T {
+        do {
+            return try await body()
+        } catch let error as BlueZError {
+            throw DBusError(name: ControlAPI.ErrorName.bluetooth, message: error.description)
+        } catch {
+            throw DBusError(name: ControlAPI.ErrorName.bluetooth, message: "\(error)")
+        }
+    }
+
+    private func scan(_ call: DBusMethodCall) async throws(DBusError) -> [DBusValue] {
+        let seconds = try call.argument(0, "seconds").double ?? 5
+        guard seconds > 0, seconds <= 60 else {
+            throw DBusError(name: ControlAPI.ErrorName.invalidArguments, message: "scan for 0 to 60 seconds")
+        }
+        let devices = try await bluetooth { () async throws -> [BluetoothDevice] in
+            let adapter = try client.adapter(named: adapter)
+            try await adapter.setDiscoveryFilter(uuids: [.heartRateService])
+            try await adapter.startDiscovery()
+            try? await Task.sleep(for: .seconds(seconds))
+            try? await adapter.stopDiscovery()
+            return adapter.devices.filter { $0.uuids.contains(.heartRateService) }
+        }
+        let map = DBusType.propertyMap
+        return [
+            .array(
+                map,
+                devices.map { device in
+                    var values: [String: DBusValue] = [
+                        "paired": .boolean(device.isPaired),
+                        "connected": .boolean(device.isConnected),
+                    ]
+                    values["address"] = device.address.map { .string($0.description) }
+                    values["name"] = device.alias.map(DBusValue.string)
+                    values["manufacturer"] = device.manufacturerName.map(DBusValue.string)
+                    values["rssi"] = device.rssi.map { .int16($0) }
+                    return .propertyMap(values)
+                }
+            )
+        ]
+    }
+
+    private func device(_ call: DBusMethodCall) throws(DBusError) -> BluetoothDevice {
+        let text = try Self.text(call, 0, "an address")
+        guard let address = try? BluetoothAddress(text) else {
+            throw DBusError(
+                name: ControlAPI.ErrorName.invalidArguments,
+                message: "'\(text)' is not a Bluetooth address (like A0:9E:1A:12:34:56)"
+            )
+        }
+        guard let device = client.devices.first(where: { $0.address == address }) else {
+            throw DBusError(
+                name: ControlAPI.ErrorName.notFound,
+                message: "bluetoothd does not know \(address): wake the sensor and run 'systole scan' first"
+            )
+        }
+        return device
+    }
+
+    private func pair(_ call: DBusMethodCall) async throws(DBusError) -> [DBusValue] {
+        let device = try device(call)
+        try await bluetooth {
+            if !device.isPaired { try await device.pair() }
+            try await device.setTrusted(true)
+        }
+        return []
+    }
+
+    private func forget(_ call: DBusMethodCall) async throws(DBusError) -> [DBusValue] {
+        let device = try device(call)
+        try await bluetooth { try await device.remove() }
+        return []
+    }
+
+    private func getWorkout(_ call: DBusMethodCall) async throws(DBusError) -> [DBusValue] {
+        let text = try Self.text(call, 0, "a workout id")
+        let all = try await Self.storeCall { try await self.store.workouts() }
+        guard let workout = all.first(where: { $0.id.uuidString.lowercased().hasPrefix(text.lowercased()) }) else {
+            throw DBusError(
+                name: ControlAPI.ErrorName.notFound,
+                message: "no workout \(text); list them with 'systole workouts'"
+            )
+        }
+        var values = Self.values(of: workout)
+        // The heart rate of each minute of the workout (NaN where there was none), for the chart.
+        let minutes = try await Self.storeCall {
+            try await self.store.statisticsCollection(
+                of: .heartRate,
+                from: workout.startDate,
+                to: workout.endDate,
+                anchor: workout.startDate,
+                interval: .minutes(1)
+            )
+        }
+        var perMinute = [Double](
+            repeating: .nan,
+            count: Int((workout.endDate.timeIntervalSince(workout.startDate) / 60).rounded(.up))
+        )
+        for bucket in minutes {
+            let index = Int(bucket.startDate.timeIntervalSince(workout.startDate) / 60)
+            if perMinute.indices.contains(index), let average = bucket.averageQuantity() {
+                perMinute[index] = average.value
+            }
+        }
+        values["heartRatePerMinute"] = .array(.double, perMinute.map(DBusValue.double))
+        return [.propertyMap(values)]
+    }
+
+    private func statistics(_ call: DBusMethodCall) async throws(DBusError) -> [DBusValue] {
+        let typeName = try Self.text(call, 0, "a sample type")
+        let intervalName = try Self.text(call, 1, "an interval")
+        guard let type = QuantityType(identifier: typeName) else {
+            throw DBusError(name: ControlAPI.ErrorName.invalidArguments, message: "unknown sample type '\(typeName)'")
+        }
+        guard let interval = Self.interval(intervalName) else {
+            throw DBusError(
+                name: ControlAPI.ErrorName.invalidArguments,
+                message: "unknown interval '\(intervalName)'; use a number and m, h, d or w, like 1m, 1h, 1d"
+            )
+        }
+        let from = Date(timeIntervalSince1970: try call.argument(2, "from").double ?? 0)
+        let to = Date(timeIntervalSince1970: try call.argument(3, "to").double ?? 0)
+        guard from < to else {
+            throw DBusError(name: ControlAPI.ErrorName.invalidArguments, message: "'from' must be before 'to'")
+        }
+        let buckets = try await Self.storeCall {
+            try await self.store.statisticsCollection(of: type, from: from, to: to, anchor: from, interval: interval)
+        }
+        return [.array(.propertyMap, buckets.map { .propertyMap(Self.values(of: $0)) })]
+    }
+
+    /// `1m`, `15m`, `1h`, `1d`, `1w`.
+    static func interval(_ text: String) -> StatisticsInterval? {
+        guard let unit = text.last, let count = Int(text.dropLast()), count > 0 else { return nil }
+        switch unit {
+        case "m": return .minutes(count)
+        case "h": return .hours(count)
+        case "d": return .days(count)
+        case "w": return .weeks(count)
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Writes the live bpm log: a line per measurement, and while a workout runs without any sensor data, a
+/// duration-only line every few seconds (never a made-up heart rate).
+final class LiveLogService: Service, Sendable {
+    private let file: LiveLogFile
+    private let format: DaemonConfiguration.LiveLogFormat
+    private let privacy: DaemonConfiguration.Privacy
+    private let sensors: SensorManager
+    private let workouts: WorkoutManager
+    private let logger: Logger
+    /// How long a running workout goes without data before a duration-only line.
+    static let quietInterval: Duration = .seconds(5)
+
+    init(
+        file: LiveLogFile,
+        format: DaemonConfiguration.LiveLogFormat,
+        privacy: DaemonConfiguration.Privacy,
+        sensors: SensorManager,
+        workouts: WorkoutManager,
+        logger: Logger
+    ) {
+        self.file = file
+        self.format = format
+        self.privacy = privacy
+        self.sensors = sensors
+        self.workouts = workouts
+        self.logger = logger
+    }
+
+    func run() async throws {
+        let readings = sensors.readings.subscribe()
+        let lastLine = LastLine()
+        await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await reading in readings {
+                        await self.write(reading.reading.receivedDate, reading)
+                        await lastLine.set(.now)
+                    }
+                }
+                group.addTask {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: Self.quietInterval)
+                        let snapshot = await self.workouts.snapshot
+                        guard snapshot.state == .running || snapshot.state == .paused,
+                            await lastLine.age > Self.quietInterval
+                        else { continue }
+                        await self.write(Date(), nil)
+                        await lastLine.set(.now)
+                    }
+                }
+            }
+        }
+    }
+
+    private func write(_ date: Date, _ reading: DaemonReading?) async {
+        let snapshot = await workouts.snapshot
+        let line =
+            switch format {
+            case .text: LiveLogLine.text(date: date, reading: reading?.reading, snapshot: snapshot, privacy: privacy)
+            case .json: LiveLogLine.json(date: date, reading: reading?.reading, snapshot: snapshot, privacy: privacy)
+            }
+        do {
+            try file.append(line)
+        } catch {
+            // A full disk must not stop the workout: the store is what keeps the data.
+            logger.warning("\(error)")
+        }
+    }
+}
+
+/// When the live log last got a line.
+private actor LastLine {
+    private var instant = ContinuousClock.now
+    func set(_ now: ContinuousClock.Instant) { instant = now }
+    var age: Duration { .now - instant }
+}

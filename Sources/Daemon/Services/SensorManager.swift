@@ -1,0 +1,132 @@
+import BlueZ
+import Foundation
+import HeartRateProfile
+import ServiceLifecycle
+import Synchronization
+
+/// What the daemon knows of one sensor, for `systole sensors` and the `Sensors` property.
+public struct SensorStatus: Sendable, Equatable {
+    public var address: String?
+    public var name: String?
+    public var manufacturer: String?
+    /// The connection state, as `HeartRateSensor` reports it ("streaming", "stale", "searching", …).
+    public var state: String
+    public var isConnected: Bool
+    public var batteryPercent: Int?
+    public var bodyLocation: String?
+    public var contact: String?
+    public var lastHeartRate: Int?
+    public var lastReadingDate: Date?
+}
+
+/// A reading with the sensor it came from, as the daemon passes it around.
+public struct DaemonReading: Sendable {
+    public var reading: HeartRateReading
+    public var name: String?
+    public var manufacturer: String?
+    public var bodyLocation: String?
+}
+
+/// Keeps the configured sensors connected (each a `HeartRateSensor`, which reconnects with backoff and marks
+/// gaps) and publishes their readings and status to the rest of the daemon.
+final class SensorManager: Service, Sendable {
+    let readings = Broadcast<DaemonReading>()
+    /// Fires whenever any sensor's status changes.
+    let statusChanged = Broadcast<Void>()
+    private let client: BlueZClient
+    private let targets: [SensorTarget]
+    private let options: HeartRateSensor.Options
+    private let statuses: Mutex<[Int: SensorStatus]>
+
+    init(client: BlueZClient, sensors: [DaemonConfiguration.Sensor], adapter: String?) {
+        self.client = client
+        targets = sensors.map { sensor in
+            switch sensor {
+            case .any: .anyHeartRateSensor
+            case .address(let address): .address(address)
+            }
+        }
+        var options = HeartRateSensor.Options(adapter: adapter)
+        options.registersAutoConnectProfile = true
+        self.options = options
+        statuses = Mutex(
+            Dictionary(
+                uniqueKeysWithValues: targets.enumerated().map { index, target in
+                    let address: String? = if case .address(let a) = target { a.description } else { nil }
+                    return (index, SensorStatus(address: address, state: "searching", isConnected: false))
+                }
+            )
+        )
+    }
+
+    /// Every configured sensor's status, in configuration order.
+    var sensors: [SensorStatus] {
+        statuses.withLock { statuses in statuses.keys.sorted().compactMap { statuses[$0] } }
+    }
+
+    func run() async throws {
+        // Sensors run until the daemon shuts down; then their tasks are cancelled and let go of the links.
+        await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                for (index, target) in self.targets.enumerated() {
+                    let sensor = HeartRateSensor(client: self.client, target: target, options: self.options)
+                    group.addTask { await sensor.run() }
+                    group.addTask { await self.follow(sensor, index: index) }
+                }
+            }
+        }
+        readings.finish()
+        statusChanged.finish()
+    }
+
+    private func follow(_ sensor: HeartRateSensor, index: Int) async {
+        for await event in sensor.events {
+            update(index) { status in
+                switch event {
+                case .state(let state):
+                    status.state = state.description
+                    status.isConnected = state == .streaming || state == .stale
+                    if case .disconnected = state { status.contact = nil }
+                case .reading(let reading):
+                    status.address = reading.sensor.description
+                    status.lastHeartRate = Int(reading.measurement.heartRate)
+                    status.lastReadingDate = reading.receivedDate
+                    status.contact = reading.measurement.sensorContact.rawValue
+                case .bodySensorLocation(let location):
+                    status.bodyLocation = location.description
+                case .batteryLevel(let level):
+                    status.batteryPercent = Int(level.percent)
+                case .identified(let address, let name, let manufacturer):
+                    status.address = address.description
+                    status.name = name
+                    status.manufacturer = manufacturer
+                case .malformed, .energyExpendedReset:
+                    break
+                }
+            }
+            if case .reading(let reading) = event {
+                let status = statuses.withLock { $0[index] }
+                readings.publish(
+                    DaemonReading(
+                        reading: reading,
+                        name: status?.name,
+                        manufacturer: status?.manufacturer,
+                        bodyLocation: status?.bodyLocation
+                    )
+                )
+            }
+        }
+    }
+
+    private func update(_ index: Int, _ change: (inout SensorStatus) -> Void) {
+        let changed = statuses.withLock { statuses -> Bool in
+            guard var status = statuses[index] else { return false }
+            let before = status
+            change(&status)
+            statuses[index] = status
+            // A new reading changes only the last value and date: still worth a PropertiesChanged.
+            return status != before
+        }
+        if changed { statusChanged.publish(()) }
+    }
+}

@@ -1,0 +1,310 @@
+import BlueZ
+import Foundation
+import HealthStore
+import HeartRateProfile
+import ServiceLifecycle
+import WorkoutKit
+
+/// Why a workout command was refused; each becomes its own D-Bus error name.
+public struct WorkoutCommandError: Error, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        /// A workout is already ongoing (HealthKit's intent response "failure: ongoing workout").
+        case ongoingWorkout = "OngoingWorkout"
+        case noWorkout = "NoWorkout"
+        /// The session cannot make that change from its state (pause while paused, …).
+        case invalidState = "InvalidState"
+        case invalidArguments = "InvalidArguments"
+        case notFound = "NotFound"
+        /// The store failed (a full disk, say).
+        case store = "Store"
+    }
+
+    public var kind: Kind
+    public var message: String
+
+    init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// The workout in progress and how it got there, for the control API, the live log and the systemd status.
+public struct WorkoutSnapshot: Sendable, Equatable {
+    public var state: WorkoutSessionState
+    public var workoutID: UUID?
+    public var activity: WorkoutActivityType?
+    public var location: WorkoutSessionLocationType?
+    public var startDate: Date?
+    /// Seconds worked out, pauses excluded.
+    public var elapsed: Double
+    public var heartRate: Statistics?
+
+    static let idle = WorkoutSnapshot(state: .notStarted, elapsed: 0)
+
+    /// The session's state, or `idle` when there is no workout.
+    public var stateName: String { workoutID == nil ? "idle" : "\(state)" }
+}
+
+/// Runs the workout: one `WorkoutSession` with its `LiveWorkoutBuilder` and `LiveWorkoutDataSource` at a time,
+/// fed by the sensor manager's readings. At start it recovers a workout the daemon was running when it stopped.
+actor WorkoutManager: Service {
+    private struct Current {
+        var session: WorkoutSession
+        var builder: LiveWorkoutBuilder
+        var source: LiveWorkoutDataSource
+    }
+
+    private let store: SQLiteHealthStore
+    private let sensors: SensorManager
+    private let sampleTypes: Set<SampleType>
+    private let clock: any WorkoutClock
+    private var current: Current?
+    private var latest: DaemonReading?
+    /// Fires whenever the workout's state changes (not on every sample).
+    nonisolated let changes = Broadcast<Void>()
+
+    init(store: SQLiteHealthStore, sensors: SensorManager, sampleTypes: Set<SampleType>, clock: any WorkoutClock) {
+        self.store = store
+        self.sensors = sensors
+        self.sampleTypes = sampleTypes
+        self.clock = clock
+    }
+
+    func run() async throws {
+        let readings = sensors.readings.subscribe()
+        try await recover()
+        await cancelWhenGracefulShutdown {
+            for await reading in readings {
+                await self.receive(reading)
+            }
+        }
+        // The workout stays journaled: the next start recovers it. What was collected is committed first.
+        try? await store.flush()
+    }
+
+    /// Brings back the workout that was in progress when the daemon stopped, and carries on collecting. The time
+    /// the daemon was down has no samples; a marker event records it.
+    private func recover() async throws {
+        guard let session = try await WorkoutSession.recoverActiveWorkoutSession(store: store, clock: clock) else {
+            return
+        }
+        let builder = session.associatedWorkoutBuilder()
+        let source = LiveWorkoutDataSource(configuration: session.configuration, enabledTypes: sampleTypes)
+        await source.attach(to: builder)
+        let lastSample = try await store.samples(ofWorkout: builder.workoutID).last?.endDate
+        let now = clock.now()
+        let state = await session.state
+        if let lastSample, state == .running || state == .paused {
+            try? await builder.addWorkoutEvents([
+                WorkoutEvent(
+                    type: .marker,
+                    start: lastSample,
+                    end: now,
+                    metadata: ["systole.gap": .string("systoled was not running; no samples in this interval")]
+                )
+            ])
+        }
+        current = Current(session: session, builder: builder, source: source)
+        changes.publish(())
+    }
+
+    private func receive(_ reading: DaemonReading) async {
+        latest = reading
+        guard let current else { return }
+        let measurement = Self.measurement(reading.reading)
+        await current.source.receive(measurement, from: Self.device(reading))
+    }
+
+    /// A reading as WorkoutKit takes it. A sensor without skin contact has no heart rate: nil, never 0 bpm.
+    static func measurement(_ reading: HeartRateReading) -> SensorMeasurement {
+        let m = reading.measurement
+        let hasHeartRate = m.sensorContact != .notDetected && m.heartRate > 0
+        return SensorMeasurement(
+            date: reading.receivedDate,
+            heartRate: hasHeartRate ? Double(m.heartRate) : nil,
+            beats: reading.beats.enumerated().map { index, beat in
+                SensorMeasurement.Beat(
+                    date: beat.date,
+                    rrTicks: beat.interval.ticks,
+                    precededByGap: index == 0 && !reading.isContinuous
+                )
+            },
+            energyExpended: m.energyExpended
+        )
+    }
+
+    static func device(_ reading: DaemonReading) -> WorkoutKit.Device {
+        WorkoutKit.Device(
+            name: reading.name,
+            address: reading.reading.sensor.description,
+            manufacturer: reading.manufacturer,
+            bodyLocation: reading.bodyLocation
+        )
+    }
+
+    // MARK: Commands
+
+    /// Prepares (waits up to `prepareTimeout` for a heart rate), starts the activity and begins collection.
+    /// Returns the workout's identifier and whether heart rate was available when it started.
+    func start(
+        _ configuration: WorkoutConfiguration,
+        prepareTimeout: Duration = .seconds(3)
+    ) async throws(WorkoutCommandError) -> (UUID, heartRateAvailable: Bool) {
+        if let current {
+            let state = await current.session.state
+            throw WorkoutCommandError(
+                .ongoingWorkout,
+                "a workout is already ongoing (\(state)); end it with 'systole end' or drop it with 'systole cancel'"
+            )
+        }
+        let session = await WorkoutSession(configuration: configuration, store: store, clock: clock)
+        let builder = session.associatedWorkoutBuilder()
+        let source = LiveWorkoutDataSource(configuration: configuration, enabledTypes: sampleTypes)
+        // Claimed before waiting, so a second start during the countdown is refused too.
+        current = Current(session: session, builder: builder, source: source)
+        let readings = sensors.readings.subscribe(buffering: 8)
+        do {
+            try await session.prepare()
+            changes.publish(())
+            let available = await heartRateArrives(readings, within: prepareTimeout)
+            let start = clock.now()
+            try await session.startActivity(at: start)
+            try await builder.beginCollection(at: start)
+            await source.attach(to: builder)
+            changes.publish(())
+            return (builder.workoutID, available)
+        } catch {
+            self.current = nil
+            try? await session.end()
+            changes.publish(())
+            throw WorkoutCommandError(.invalidState, "the workout could not start: \(error)")
+        }
+    }
+
+    /// Whether a reading with a heart rate is recent or arrives within `timeout`.
+    private func heartRateArrives(_ readings: AsyncStream<DaemonReading>, within timeout: Duration) async -> Bool {
+        if let latest, Self.measurement(latest.reading).heartRate != nil,
+            clock.now().timeIntervalSince(latest.reading.receivedDate) < 2
+        {
+            return true
+        }
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await reading in readings where Self.measurement(reading.reading).heartRate != nil {
+                    return true
+                }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+
+    func pause() async throws(WorkoutCommandError) {
+        let current = try ongoing()
+        do {
+            try await current.session.pause()
+        } catch {
+            throw WorkoutCommandError(.invalidState, "cannot pause: \(error)")
+        }
+        changes.publish(())
+    }
+
+    func resume() async throws(WorkoutCommandError) {
+        let current = try ongoing()
+        do {
+            try await current.session.resume()
+        } catch {
+            throw WorkoutCommandError(.invalidState, "cannot resume: \(error)")
+        }
+        changes.publish(())
+    }
+
+    /// Stops the activity, ends collection, saves the workout and ends the session.
+    func end() async throws(WorkoutCommandError) -> Workout {
+        let current = try ongoing()
+        let date = clock.now()
+        let workout: Workout
+        do {
+            if await current.session.state != .stopped { try await current.session.stopActivity(at: date) }
+            await current.source.stop()
+            if await current.builder.endDate == nil { try await current.builder.endCollection(at: date) }
+            workout = try await current.builder.finishWorkout()
+            try await current.session.end()
+        } catch let error as HealthStoreError {
+            throw WorkoutCommandError(.store, "the workout could not be saved: \(error)")
+        } catch {
+            throw WorkoutCommandError(.invalidState, "cannot end the workout: \(error)")
+        }
+        self.current = nil
+        changes.publish(())
+        return workout
+    }
+
+    /// Drops the workout and its samples and ends the session.
+    func cancel() async throws(WorkoutCommandError) {
+        let current = try ongoing()
+        do {
+            await current.source.stop()
+            try await current.builder.discardWorkout()
+            try await current.session.end()
+        } catch {
+            throw WorkoutCommandError(.invalidState, "cannot cancel the workout: \(error)")
+        }
+        self.current = nil
+        changes.publish(())
+    }
+
+    /// A sample the user adds (water drunk, say), dated now.
+    func addSample(type: QuantityType, quantity: Quantity) async throws(WorkoutCommandError) {
+        let current = try ongoing()
+        let now = clock.now()
+        do {
+            // What the user adds is collected whenever the configuration enables its type.
+            if await !current.source.typesToCollect.contains(.quantity(type)) {
+                try await current.source.enableCollection(for: .quantity(type))
+            }
+            try await current.source.addUserSample(
+                QuantitySample(type: type, quantity: quantity, start: now, end: now)
+            )
+        } catch {
+            throw WorkoutCommandError(.invalidArguments, "\(error)")
+        }
+        changes.publish(())
+    }
+
+    private func ongoing() throws(WorkoutCommandError) -> Current {
+        guard let current else {
+            throw WorkoutCommandError(.noWorkout, "no workout is ongoing; start one with 'systole start'")
+        }
+        return current
+    }
+
+    // MARK: State
+
+    var snapshot: WorkoutSnapshot {
+        get async {
+            guard let current else { return .idle }
+            let builder = current.builder
+            return WorkoutSnapshot(
+                state: await current.session.state,
+                workoutID: builder.workoutID,
+                activity: current.session.configuration.activityType,
+                location: current.session.configuration.locationType,
+                startDate: await builder.startDate,
+                elapsed: await builder.elapsedTime(at: clock.now()),
+                heartRate: await builder.statistics(for: .heartRate)
+            )
+        }
+    }
+
+    /// The latest reading from any sensor.
+    var latestReading: DaemonReading? { latest }
+}

@@ -1,0 +1,29 @@
+import ArgumentParser
+import Foundation
+
+/// `systoled`: records workouts from Bluetooth LE heart-rate sensors; controlled over D-Bus by `systole`.
+public struct SystoledCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "systoled",
+        abstract: "Record workouts from Bluetooth LE heart-rate sensors (controlled with 'systole').",
+        discussion: """
+            Keeps the configured sensors connected through bluetoothd, runs workouts started with \
+            'systole start', writes the live bpm log and stores samples and workouts in SQLite. Stops cleanly \
+            on SIGTERM or SIGINT; a workout in progress continues when systoled starts again.
+            """
+    )
+
+    @OptionGroup public var options: DaemonOptions
+
+    public init() {}
+
+    public func run() async throws {
+        do {
+            let daemon = try await buildDaemon(Array(CommandLine.arguments.dropFirst()))
+            try await daemon.run()
+        } catch let error as DaemonStartError {
+            FileHandle.standardError.write(Data("systoled: \(error)\n".utf8))
+            throw ExitCode(error.exitCode)
+        }
+    }
+}

@@ -1,0 +1,230 @@
+import ArgumentParser
+import DBus
+import Foundation
+
+/// `systole status`: the workout, the latest heart rate and the sensors.
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show the workout's state, elapsed time, heart rate and sensors."
+    )
+    @OptionGroup var daemon: DaemonOptions
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() async throws {
+        let client = try await daemon.connect()
+        let state = try await client.property("State").string ?? "?"
+        let workout = try await client.property("CurrentWorkout").map
+        let heartRate = try await client.property("HeartRate").map
+        let sensors = try await client.property("Sensors").array ?? []
+        if json {
+            printJSON([
+                "state": state,
+                "workout": DBusValue.propertyMap(workout).jsonObject,
+                "heartRate": DBusValue.propertyMap(heartRate).jsonObject,
+                "sensors": sensors.map(\.jsonObject),
+            ])
+            return
+        }
+        if workout.isEmpty {
+            print("No workout (start one with 'systole start')")
+        } else {
+            print("State: \(state)")
+            print("Workout: " + WorkoutText.summary(workout))
+        }
+        if let bpm = heartRate["bpm"]?.number, let age = heartRate["age"]?.number {
+            print("Heart rate: \(Int(bpm)) bpm (\(age < 1 ? "now" : "\(Int(age)) s ago"))")
+        } else {
+            print("Heart rate: none (no sensor is sending)")
+        }
+        SensorsCommand.printSensors(sensors)
+    }
+}
+
+/// `systole sensors`: the configured sensors and how they are doing.
+struct SensorsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sensors",
+        abstract: "List the sensors systoled keeps connected, with battery, location and contact."
+    )
+    @OptionGroup var daemon: DaemonOptions
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() async throws {
+        let sensors = try await daemon.connect().call("ListSensors").first?.array ?? []
+        if json {
+            printJSON(sensors.map(\.jsonObject))
+        } else {
+            Self.printSensors(sensors)
+        }
+    }
+
+    static func printSensors(_ sensors: [DBusValue]) {
+        if sensors.isEmpty { print("Sensors: none configured") }
+        for sensor in sensors.map(\.map) {
+            var parts = [sensor["name"]?.string ?? sensor["address"]?.string ?? "any heart-rate sensor"]
+            if let address = sensor["address"]?.string, sensor["name"] != nil { parts.append(address) }
+            parts.append(sensor["state"]?.string ?? "?")
+            if let battery = sensor["battery"]?.number { parts.append("battery \(Int(battery))%") }
+            if let location = sensor["location"]?.string { parts.append(location) }
+            if let contact = sensor["contact"]?.string { parts.append("contact \(contact)") }
+            print("Sensor: " + parts.joined(separator: " · "))
+        }
+    }
+}
+
+/// `systole pair ADDRESS` / `systole forget ADDRESS`.
+struct PairCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pair",
+        abstract: "Pair with and trust a sensor (find its address with 'systole scan')."
+    )
+    @Argument(help: "The sensor's address, like A0:9E:1A:12:34:56.") var address: String
+    @OptionGroup var daemon: DaemonOptions
+
+    func run() async throws {
+        _ = try await daemon.connect().call("Pair", [.string(address)], timeout: .seconds(70))
+        print("Paired with \(address)")
+    }
+}
+
+struct ForgetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "forget",
+        abstract: "Remove a sensor's pairing from bluetoothd."
+    )
+    @Argument(help: "The sensor's address.") var address: String
+    @OptionGroup var daemon: DaemonOptions
+
+    func run() async throws {
+        _ = try await daemon.connect().call("Forget", [.string(address)])
+        print("Forgot \(address)")
+    }
+}
+
+/// `systole workouts` and `systole workouts show ID`.
+struct WorkoutsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "workouts",
+        abstract: "List finished workouts.",
+        subcommands: [ListWorkouts.self, ShowWorkout.self],
+        defaultSubcommand: ListWorkouts.self
+    )
+
+    struct ListWorkouts: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List finished workouts.")
+        @OptionGroup var daemon: DaemonOptions
+        @Flag(help: "Print JSON.") var json = false
+
+        func run() async throws {
+            let workouts = try await daemon.connect().call("ListWorkouts").first?.array ?? []
+            if json {
+                printJSON(workouts.map(\.jsonObject))
+                return
+            }
+            if workouts.isEmpty { print("No workouts yet") }
+            for workout in workouts.map(\.map) {
+                print("\(WorkoutText.date(workout["start"]))  " + WorkoutText.summary(workout))
+            }
+        }
+    }
+
+    struct ShowWorkout: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "show",
+            abstract: "Show a workout's statistics and its heart rate per minute as a chart."
+        )
+        @Argument(help: "The workout's id (its first characters are enough).") var id: String
+        @OptionGroup var daemon: DaemonOptions
+        @Flag(help: "Print JSON.") var json = false
+
+        func run() async throws {
+            let workout = try await daemon.connect().call("GetWorkout", [.string(id)]).first ?? .propertyMap([:])
+            if json {
+                printJSON(workout.jsonObject)
+                return
+            }
+            let values = workout.map
+            print(WorkoutText.summary(values))
+            print("Started \(WorkoutText.date(values["start"])), ended \(WorkoutText.date(values["end"]))")
+            let statistics = values["statistics"]?.map ?? [:]
+            if let heartRate = statistics["heartRate"]?.map {
+                let numbers = ["minimum", "average", "maximum"].compactMap { key in
+                    heartRate[key]?.number.map { "\(key) \(Int($0.rounded()))" }
+                }
+                print("Heart rate (bpm): " + numbers.joined(separator: ", "))
+            }
+            if let pauses = values["pauses"]?.number, pauses > 0 { print("Pauses: \(Int(pauses))") }
+            print("Heart rate per minute:")
+            let perMinute = (values["heartRatePerMinute"]?.array ?? []).map { $0.double ?? .nan }
+            for line in WorkoutText.chart(perMinute) { print(line) }
+        }
+    }
+}
+
+/// `systole stats --type heart-rate --interval 1h`.
+struct StatsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stats",
+        abstract: "Statistics of a sample type in buckets of minutes, hours, days or weeks."
+    )
+
+    static let types = ["heart-rate": "heartRate", "energy": "activeEnergyBurned", "water": "dietaryWater"]
+
+    @Option(help: "heart-rate, energy or water.") var type = "heart-rate"
+    @Option(help: "Bucket size: a number and m, h, d or w (1m, 15m, 1h, 1d, 1w).") var interval = "1h"
+    @Option(help: "Start, as ISO 8601 (2026-11-22 or 2026-11-22T08:00:00Z); default 24 hours ago.") var from: String?
+    @Option(help: "End, as ISO 8601; default now.") var to: String?
+    @OptionGroup var daemon: DaemonOptions
+    @Flag(help: "Print JSON.") var json = false
+
+    static func date(_ text: String) -> Date? {
+        if let date = try? Date(text, strategy: .iso8601) { return date }
+        return try? Date(text, strategy: Date.ISO8601FormatStyle().year().month().day())
+    }
+
+    func validate() throws {
+        guard Self.types[type] != nil else { throw ValidationError("--type takes heart-rate, energy or water") }
+        guard let unit = interval.last, "mhdw".contains(unit), let count = Int(interval.dropLast()), count > 0 else {
+            throw ValidationError("--interval takes a number and m, h, d or w, like 1m, 1h or 1d")
+        }
+        for (name, value) in [("--from", from), ("--to", to)] {
+            if let value, Self.date(value) == nil {
+                throw ValidationError("\(name) takes an ISO 8601 date like 2026-11-22 or 2026-11-22T08:00:00Z")
+            }
+        }
+    }
+
+    func run() async throws {
+        let end = to.flatMap(Self.date) ?? Date()
+        let start = from.flatMap(Self.date) ?? end.addingTimeInterval(-86_400)
+        guard start < end else { throw CommandFailure.usage("--from must be before --to") }
+        let buckets =
+            try await daemon.connect().call(
+                "Statistics",
+                [
+                    .string(Self.types[type] ?? type), .string(interval), .double(start.timeIntervalSince1970),
+                    .double(end.timeIntervalSince1970),
+                ]
+            ).first?.array ?? []
+        if json {
+            printJSON(buckets.map(\.jsonObject))
+            return
+        }
+        if buckets.isEmpty { print("No \(type) samples in that range") }
+        for bucket in buckets.map(\.map) {
+            var parts = [WorkoutText.date(bucket["start"])]
+            if let sum = bucket["sum"]?.number {
+                parts.append("sum \(sum.formatted(.number.precision(.fractionLength(0...1))))")
+            } else {
+                for key in ["average", "minimum", "maximum"] {
+                    if let value = bucket[key]?.number {
+                        parts.append("\(key == "average" ? "avg" : String(key.prefix(3))) \(Int(value.rounded()))")
+                    }
+                }
+            }
+            if let count = bucket["count"]?.number { parts.append("\(Int(count)) readings") }
+            print(parts.joined(separator: "  "))
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import DBus
+import Foundation
+
+/// How workouts read in the terminal.
+enum WorkoutText {
+    /// `running · 00:23:10 · avg 142 bpm · max 171 bpm · 350 kJ · 500 mL water · 3FF98E27`.
+    static func summary(_ workout: [String: DBusValue]) -> String {
+        var parts: [String] = []
+        parts.append(workout["activity"]?.string ?? "workout")
+        parts.append(formatDuration(workout["duration"]?.number ?? workout["elapsed"]?.number ?? 0))
+        let statistics = workout["statistics"]?.map ?? [:]
+        let heartRate = statistics["heartRate"]?.map ?? workout["heartRate"]?.map ?? [:]
+        if let average = heartRate["average"]?.number { parts.append("avg \(Int(average.rounded())) bpm") }
+        if let maximum = heartRate["maximum"]?.number { parts.append("max \(Int(maximum.rounded())) bpm") }
+        if let energy = statistics["activeEnergyBurned"]?.map["sum"]?.number {
+            parts.append("\(Int(energy.rounded())) kJ")
+        }
+        if let water = statistics["dietaryWater"]?.map["sum"]?.number {
+            parts.append("\(Int(water.rounded())) mL water")
+        }
+        if let id = workout["id"]?.string { parts.append(String(id.prefix(8))) }
+        return parts.joined(separator: " · ")
+    }
+
+    static func date(_ value: DBusValue?) -> String {
+        guard let seconds = value?.number else { return "?" }
+        return Date(timeIntervalSince1970: seconds).formatted(date: .abbreviated, time: .shortened)
+    }
+
+    /// A bar chart of heart rate per minute, one row per minute: `  12 ████████████▌ 142`. Minutes without
+    /// heart rate show no bar (never a made-up value).
+    static func chart(_ perMinute: [Double], width: Int = 50) -> [String] {
+        let values = perMinute.filter { $0.isFinite }
+        guard let low = values.min(), let high = values.max() else { return ["(no heart rate recorded)"] }
+        // The axis starts a little below the lowest minute, so differences show.
+        let floor = max(0, (low - 10).rounded(.down))
+        let span = max(1, high - floor)
+        let blocks = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"]
+        return perMinute.enumerated().map { minute, value in
+            let label = String(format: "%4d ", minute + 1)
+            guard value.isFinite else { return label + "·" }
+            let eighths = Int(((value - floor) / span * Double(width * 8)).rounded())
+            let bar = String(repeating: "█", count: eighths / 8) + blocks[eighths % 8]
+            return label + bar + " \(Int(value.rounded()))"
+        }
+    }
+}

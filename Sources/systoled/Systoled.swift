@@ -1,0 +1,9 @@
+import Daemon
+
+/// The daemon's entry point; everything else is in the Daemon module, which tests build too.
+@main
+enum Systoled {
+    static func main() async {
+        await SystoledCommand.main(nil)
+    }
+}
