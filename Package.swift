@@ -121,7 +121,10 @@ let package = Package(
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "SystoleTestSupport"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus"]),
         .testTarget(name: "WorkoutKitTests", dependencies: ["WorkoutKit"]),
-        .testTarget(name: "DaemonTests", dependencies: ["Daemon", "SystoleTestSupport"]),
+        .testTarget(
+            name: "DaemonTests",
+            dependencies: ["Daemon", "BlueZ", "DBus", "HeartRateProfile", "WorkoutKit", "SystoleTestSupport"]
+        ),
         .testTarget(
             name: "HealthStoreTests",
             dependencies: [

@@ -73,6 +73,22 @@ public struct HeartRateReading: Sendable, Hashable {
     /// False when these beats start a new segment of the timeline: beats before them were lost (or this is the
     /// first notification of a connection).
     public var isContinuous: Bool
+
+    public init(
+        sensor: BluetoothAddress,
+        measurement: HeartRateMeasurement,
+        receivedAt: ContinuousClock.Instant,
+        receivedDate: Date,
+        beats: [Beat],
+        isContinuous: Bool
+    ) {
+        self.sensor = sensor
+        self.measurement = measurement
+        self.receivedAt = receivedAt
+        self.receivedDate = receivedDate
+        self.beats = beats
+        self.isContinuous = isContinuous
+    }
 }
 
 /// What a ``HeartRateSensor`` reports.

@@ -169,7 +169,9 @@ enum TOML {
                 guard current != nil else { throw error("an array is not closed with ']'") }
                 values.append(try value())
                 skipBlank()
-                if current == UInt8(ascii: ",") {
+                if current == nil {
+                    throw error("an array is not closed with ']'")
+                } else if current == UInt8(ascii: ",") {
                     advance()
                 } else if current != UInt8(ascii: "]") {
                     throw error("array values are separated by ','")

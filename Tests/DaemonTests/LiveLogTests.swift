@@ -1,0 +1,91 @@
+import BlueZ
+import Foundation
+import HeartRateProfile
+import Testing
+import WorkoutKit
+
+@testable import Daemon
+
+@Suite struct LiveLogTests {
+    let date = Date(timeIntervalSince1970: 1_795_333_165.246)
+
+    func reading(_ measurement: HeartRateMeasurement) throws -> HeartRateReading {
+        HeartRateReading(
+            sensor: try BluetoothAddress("A0:9E:1A:12:34:56"),
+            measurement: measurement,
+            receivedAt: .now,
+            receivedDate: date,
+            beats: [],
+            isContinuous: true
+        )
+    }
+
+    var running: WorkoutSnapshot {
+        WorkoutSnapshot(state: .running, workoutID: UUID(), activity: .running, elapsed: 1390.4)
+    }
+
+    @Test func aLineHasEveryFieldInBothForms() throws {
+        let m = HeartRateMeasurement(
+            heartRate: 142,
+            sensorContact: .detected,
+            energyExpended: 123,
+            rrIntervals: [RRInterval(ticks: 422), RRInterval(ticks: 408)]
+        )
+        let text = LiveLogLine.text(date: date, reading: try reading(m), snapshot: running, privacy: .full)
+        #expect(
+            text
+                == "2026-11-22T07:39:25.246Z A0:9E:1A:12:34:56 bpm=142 contact=yes rr=412,398 energy=123kJ state=running elapsed=00:23:10"
+        )
+        let json = LiveLogLine.json(date: date, reading: try reading(m), snapshot: running, privacy: .full)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        #expect(object["time"] as? String == "2026-11-22T07:39:25.246Z")
+        #expect(object["sensor"] as? String == "A0:9E:1A:12:34:56")
+        #expect(object["bpm"] as? Int == 142)
+        #expect(object["contact"] as? Bool == true)
+        #expect(object["rr"] as? [Double] == [412.109, 398.438])
+        #expect(object["energy"] as? Int == 123)
+        #expect(object["state"] as? String == "running")
+        #expect(object["elapsed"] as? Double == 1390.4)
+    }
+
+    @Test func withoutContactThereIsNoHeartRateNeverZero() throws {
+        let m = HeartRateMeasurement(heartRate: 0, sensorContact: .notDetected)
+        let text = LiveLogLine.text(date: date, reading: try reading(m), snapshot: running, privacy: .full)
+        #expect(text == "2026-11-22T07:39:25.246Z A0:9E:1A:12:34:56 contact=no state=running elapsed=00:23:10")
+        let json = LiveLogLine.json(date: date, reading: try reading(m), snapshot: running, privacy: .full)
+        #expect(!json.contains("bpm"))
+        let none = LiveLogLine.text(date: date, reading: nil, snapshot: running, privacy: .full)
+        #expect(none == "2026-11-22T07:39:25.246Z state=running elapsed=00:23:10")
+    }
+
+    @Test func durationOnlyLeavesEveryMetricOut() throws {
+        let m = HeartRateMeasurement(heartRate: 150, sensorContact: .detected, energyExpended: 9)
+        let text = LiveLogLine.text(date: date, reading: try reading(m), snapshot: running, privacy: .durationOnly)
+        #expect(text == "2026-11-22T07:39:25.246Z state=running elapsed=00:23:10")
+        let json = LiveLogLine.json(date: date, reading: try reading(m), snapshot: running, privacy: .durationOnly)
+        #expect(json == #"{"elapsed":1390.4,"state":"running","time":"2026-11-22T07:39:25.246Z"}"#)
+        let idle = LiveLogLine.text(date: date, reading: try reading(m), snapshot: .idle, privacy: .durationOnly)
+        #expect(idle == "2026-11-22T07:39:25.246Z state=idle")
+    }
+
+    @Test func theFileRotatesBySizeAndKeepsTheNewestFiles() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("live-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("live.log").path
+        let file = try LiveLogFile(path: path, maximumSize: 100, keep: 2)
+        for index in 0..<10 { try file.append(String(format: "line %02d ", index) + String(repeating: "x", count: 31)) }
+        // 40 bytes a line, 100 bytes a file: two lines each; the oldest files are gone.
+        let read = { (name: String) in try String(contentsOfFile: name, encoding: .utf8).split(separator: "\n").map { $0.prefix(7) } }
+        #expect(try read(path) == ["line 08", "line 09"])
+        #expect(try read(path + ".1") == ["line 06", "line 07"])
+        #expect(try read(path + ".2") == ["line 04", "line 05"])
+        #expect(!FileManager.default.fileExists(atPath: path + ".3"))
+    }
+
+    @Test func anUnwritableFolderIsAClearError() {
+        let error = #expect(throws: LiveLogFile.Failure.self) {
+            _ = try LiveLogFile(path: "/proc/systole/live.log", maximumSize: 4096, keep: 1)
+        }
+        #expect(error?.description.hasPrefix("cannot open the live log /proc/systole/live.log") == true)
+    }
+}
