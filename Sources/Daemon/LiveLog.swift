@@ -7,7 +7,8 @@ import WorkoutKit
 /// The live bpm log: one line per measurement, written with one `write(2)` each (no buffering), so `tail -f`
 /// shows every beat as it arrives. Rotated by size: `live.log` → `live.log.1` → … → `live.log.N`.
 final class LiveLogFile: @unchecked Sendable {
-    // Only LiveLogService's task touches the file, one line at a time.
+    // The descriptor and size change only under `lock`.
+    private let lock = NSLock()
     let path: String
     let maximumSize: Int
     let keep: Int
@@ -43,6 +44,8 @@ final class LiveLogFile: @unchecked Sendable {
 
     /// Appends `line` (a newline is added), rotating first if it would pass the size limit.
     func append(_ line: String) throws(Failure) {
+        lock.lock()
+        defer { lock.unlock() }
         let bytes = Array((line + "\n").utf8)
         if size > 0, size + bytes.count > maximumSize { try rotate() }
         let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }

@@ -14,7 +14,7 @@ public final class SQLiteHealthStore: HealthStore {
     private let writer: GroupCommitWriter
 
     /// How long a save waits for others to share its commit.
-    public static let commitWindow: Duration = .milliseconds(100)
+    public static let commitWindow: Duration = .milliseconds(25)
 
     /// The calendar that decides which day a workout belongs to (the system's, unless told otherwise).
     public let calendar: Calendar

@@ -43,6 +43,15 @@ import Testing
             throw DBusError(.timeout, "services of \(path) were not resolved")
         }
 
+        /// Waits until discovery has made the device at `path` (it appears a moment after StartDiscovery).
+        func waitForDevice(_ path: String) async throws {
+            for _ in 0..<500 {
+                if try await objects()[path]?["org.bluez.Device1"] != nil { return }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            throw DBusError(.timeout, "discovery did not find \(path)")
+        }
+
         func objects() async throws -> [String: [String: [String: DBusValue]]] {
             let reply = try await call("/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
             var result: [String: [String: [String: DBusValue]]] = [:]
@@ -113,6 +122,7 @@ import Testing
             #expect(device["Adapter"] == .objectPath("/org/bluez/hci0"))
             #expect(device["UUIDs"] == .strings(["0000180d-0000-1000-8000-00805f9b34fb"]))
 
+            try await f.waitForDevice(path)
             _ = try await f.call(path, "org.bluez.Device1", "Connect")
             try await f.waitForServices(path)
             objects = try await f.objects()
@@ -196,6 +206,7 @@ import Testing
             _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
             let address = await f.simulator.sensorAddresses[0]
             let path = "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
+            try await f.waitForDevice(path)
             _ = try await f.call(path, "org.bluez.Device1", "Connect")
             try await f.waitForServices(path)
             let measurement = path + "/service000a/char000b"
@@ -252,6 +263,7 @@ import Testing
             _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
             let address = await f.simulator.sensorAddresses[0]
             let path = "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
+            try await f.waitForDevice(path)
             _ = try await f.call(path, "org.bluez.Device1", "Connect")
             try await f.waitForServices(path)
             _ = try await f.call(path + "/service000a/char000b", "org.bluez.GattCharacteristic1", "StartNotify")
@@ -273,44 +285,51 @@ import Testing
         scenario.connectTimeout = 0.2
         // Late enough that connecting comes first, and windows long enough that each check falls inside its
         // window, even on a loaded machine. Changes are awaited as signals, which queue, so none is missed.
-        scenario.sensors[0].faults = [Scenario.FaultSpec(.disconnect, at: 2, for: 6)]
-        scenario.restarts = [Scenario.Window(at: 12, for: 0.3)]
-        try await withFixture(scenario) { f in
-            let owners = try await f.client.signals(
-                matching: DBusMatchRule(
-                    sender: "org.freedesktop.DBus",
-                    interface: "org.freedesktop.DBus",
-                    member: "NameOwnerChanged",
-                    arg0: "org.bluez"
+        scenario.sensors[0].faults = [Scenario.FaultSpec(.disconnect, at: 5, for: 6)]
+        scenario.restarts = [Scenario.Window(at: 15, for: 0.3)]
+        // A machine too loaded to connect before the windows close must fail the test, not hang the run.
+        let fixture = self
+        let played = scenario
+        try await withTimeout(.seconds(60), "the scenario's faults") {
+            try await fixture.withFixture(played) { f in
+                let owners = try await f.client.signals(
+                    matching: DBusMatchRule(
+                        sender: "org.freedesktop.DBus",
+                        interface: "org.freedesktop.DBus",
+                        member: "NameOwnerChanged",
+                        arg0: "org.bluez"
+                    )
                 )
-            )
-            let firstOwner = try #require(try await f.client.nameOwner(of: "org.bluez"))
-            let address = await f.simulator.sensorAddresses[0]
-            let path = "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
-            let changes = try await f.client.signals(
-                matching: DBusMatchRule(
-                    sender: "org.bluez",
-                    path: path,
-                    interface: "org.freedesktop.DBus.Properties",
-                    member: "PropertiesChanged"
+                let firstOwner = try #require(try await f.client.nameOwner(of: "org.bluez"))
+                let address = await f.simulator.sensorAddresses[0]
+                let path = "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
+                let changes = try await f.client.signals(
+                    matching: DBusMatchRule(
+                        sender: "org.bluez",
+                        path: path,
+                        interface: "org.freedesktop.DBus.Properties",
+                        member: "PropertiesChanged"
+                    )
                 )
-            )
-            var connectedValues = changes.compactMap { $0.arguments[1].propertyMap?["Connected"] }.makeAsyncIterator()
-            _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
-            _ = try await f.call(path, "org.bluez.Device1", "Connect")
-            #expect(try await connectedValues.next() == .boolean(true))
-            // Out of range from 2 s to 8 s: the link drops and Connect() fails the way bluetoothd's does.
-            #expect(try await connectedValues.next() == .boolean(false))
-            let failed = await bluezError { _ = try await f.call(path, "org.bluez.Device1", "Connect") }
-            #expect(failed?.name == "org.bluez.Error.Failed")
-            #expect(failed?.message == "le-connection-abort-by-local")
-            // bluetoothd restarts at 12 s: the name goes and comes back with a new owner.
-            var iterator = owners.makeAsyncIterator()
-            let gone = try #require(try await iterator.next())
-            #expect(gone.arguments[1].string == firstOwner && gone.arguments[2].string == "")
-            let back = try #require(try await iterator.next())
-            #expect(back.arguments[1].string == "" && back.arguments[2].string?.isEmpty == false)
-            #expect(back.arguments[2].string != firstOwner)
+                var connectedValues = changes.compactMap { $0.arguments[1].propertyMap?["Connected"] }
+                    .makeAsyncIterator()
+                _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
+                try await f.waitForDevice(path)
+                _ = try await f.call(path, "org.bluez.Device1", "Connect")
+                #expect(try await connectedValues.next() == .boolean(true))
+                // Out of range from 5 s to 11 s: the link drops and Connect() fails the way bluetoothd's does.
+                #expect(try await connectedValues.next() == .boolean(false))
+                let failed = await bluezError { _ = try await f.call(path, "org.bluez.Device1", "Connect") }
+                #expect(failed?.name == "org.bluez.Error.Failed")
+                #expect(failed?.message == "le-connection-abort-by-local")
+                // bluetoothd restarts at 15 s: the name goes and comes back with a new owner.
+                var iterator = owners.makeAsyncIterator()
+                let gone = try #require(try await iterator.next())
+                #expect(gone.arguments[1].string == firstOwner && gone.arguments[2].string == "")
+                let back = try #require(try await iterator.next())
+                #expect(back.arguments[1].string == "" && back.arguments[2].string?.isEmpty == false)
+                #expect(back.arguments[2].string != firstOwner)
+            }
         }
     }
 
@@ -322,6 +341,7 @@ import Testing
             _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
             let address = await f.simulator.sensorAddresses[0]
             let path = "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
+            try await f.waitForDevice(path)
             _ = try await f.call(path, "org.bluez.Device1", "Connect")
             try await f.waitForServices(path)
             // Record everything up to Battery1 appearing on the device, the last step of a connect.

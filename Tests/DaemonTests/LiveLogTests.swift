@@ -75,7 +75,9 @@ import WorkoutKit
         let file = try LiveLogFile(path: path, maximumSize: 100, keep: 2)
         for index in 0..<10 { try file.append(String(format: "line %02d ", index) + String(repeating: "x", count: 31)) }
         // 40 bytes a line, 100 bytes a file: two lines each; the oldest files are gone.
-        let read = { (name: String) in try String(contentsOfFile: name, encoding: .utf8).split(separator: "\n").map { $0.prefix(7) } }
+        let read = { (name: String) in
+            try String(contentsOfFile: name, encoding: .utf8).split(separator: "\n").map { $0.prefix(7) }
+        }
         #expect(try read(path) == ["line 08", "line 09"])
         #expect(try read(path + ".1") == ["line 06", "line 07"])
         #expect(try read(path + ".2") == ["line 04", "line 05"])

@@ -4,42 +4,6 @@ import Testing
 
 /// `systole scan` and `systole monitor` as real processes, against a real `systole-sim` process on a private bus.
 @Suite struct BluetoothCommandTests {
-    /// A running `systole-sim` with its sensors' addresses.
-    final class Simulator: @unchecked Sendable {
-        let process: Process
-        let addresses: [String]
-
-        /// Starts it on a thread of its own (see `offThePool`): waiting for its "ready" line blocks.
-        static func start(bus: PrivateBus, _ arguments: [String]) async throws -> Simulator {
-            try await offThePool { try Simulator(bus: bus, arguments) }
-        }
-
-        private init(bus: PrivateBus, _ arguments: [String]) throws {
-            process = Process()
-            process.executableURL = CommandRunner.productsDirectory.appendingPathComponent("systole-sim")
-            process.arguments = ["--bus", bus.address] + arguments
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            var lines: [String] = []
-            var buffer = Data()
-            // "ready …" then one "sensor N ADDRESS" line per sensor.
-            while lines.first?.hasPrefix("ready") != true || lines.count < 2 {
-                let chunk = output.fileHandleForReading.availableData
-                guard !chunk.isEmpty else { break }
-                buffer.append(chunk)
-                lines = String(decoding: buffer, as: UTF8.self).split(separator: "\n").map(String.init)
-            }
-            addresses = lines.filter { $0.hasPrefix("sensor ") }.map { String($0.split(separator: " ")[2]) }
-        }
-
-        /// Sends SIGTERM without waiting for the exit, so it never blocks.
-        func stop() {
-            process.terminate()
-        }
-    }
-
     func systole(_ arguments: [String]) async throws -> CommandRunner.Result {
         try await CommandRunner.run("systole", arguments)
     }
@@ -47,7 +11,7 @@ import Testing
     @Test func scanListsSensorsWithNameMakerRSSIAndPairing() async throws {
         let bus = try await PrivateBus.start()
         defer { bus.stop() }
-        let simulator = try await Simulator.start(bus: bus, ["--sensors", "2", "--model", "wahoo-tickr"])
+        let simulator = try await SimulatorProcess.start(bus: bus, ["--sensors", "2", "--model", "wahoo-tickr"])
         defer { simulator.stop() }
         #expect(simulator.addresses.count == 2)
 
@@ -76,7 +40,7 @@ import Testing
         defer { bus.stop() }
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("emit-\(UUID()).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: log) }
-        let simulator = try await Simulator.start(bus: bus, ["--rate", "10", "--emit-log", log])
+        let simulator = try await SimulatorProcess.start(bus: bus, ["--rate", "10", "--emit-log", log])
         defer { simulator.stop() }
         let address = try #require(simulator.addresses.first)
 
@@ -125,7 +89,7 @@ import Testing
         #expect(badAddress.status == 2)
         #expect(badAddress.standardError.contains("is not a Bluetooth address"))
 
-        let simulator = try await Simulator.start(bus: bus, [])
+        let simulator = try await SimulatorProcess.start(bus: bus, [])
         defer { simulator.stop() }
         let noAdapter = try await systole(["scan", "--bus", bus.address, "--adapter", "hci4", "--seconds", "0.2"])
         #expect(noAdapter.status == 1)
@@ -142,7 +106,7 @@ import Testing
         let scenario = FileManager.default.temporaryDirectory.appendingPathComponent("none-\(UUID()).json").path
         defer { try? FileManager.default.removeItem(atPath: scenario) }
         _ = FileManager.default.createFile(atPath: scenario, contents: Data(#"{"adapters": []}"#.utf8))
-        let simulator = try await Simulator.start(bus: bus, ["--scenario", scenario])
+        let simulator = try await SimulatorProcess.start(bus: bus, ["--scenario", scenario])
         defer { simulator.stop() }
         let none = try await systole(["scan", "--bus", bus.address, "--seconds", "0.2"])
         #expect(none.status == 1)
@@ -151,7 +115,7 @@ import Testing
         // A bus that refuses calls to org.bluez, as the system bus does for users outside group 'bluetooth'.
         let guarded = try await PrivateBus.start(extraPolicy: #"<deny send_destination="org.bluez"/>"#)
         defer { guarded.stop() }
-        let other = try await Simulator.start(bus: guarded, [])
+        let other = try await SimulatorProcess.start(bus: guarded, [])
         defer { other.stop() }
         let denied = try await systole(["scan", "--bus", guarded.address, "--seconds", "0.2"])
         #expect(denied.status == 1)

@@ -31,7 +31,10 @@ public struct CommandRunner {
     }
 
     private static func runBlocking(_ executable: String, _ arguments: [String]) throws -> Result {
-        let url = productsDirectory.appendingPathComponent(executable)
+        // A path runs that program; a name runs this package's product.
+        let url =
+            executable.hasPrefix("/")
+            ? URL(fileURLWithPath: executable) : productsDirectory.appendingPathComponent(executable)
         guard FileManager.default.isExecutableFile(atPath: url.path) else { throw NotBuilt(path: url.path) }
         let process = Process()
         process.executableURL = url

@@ -17,16 +17,19 @@ public final class PrivateBus: @unchecked Sendable {
     /// - Parameter extraPolicy: more `<deny …/>`/`<allow …/>` rules for the default policy, e.g. to refuse calls
     ///   to `org.bluez` as a system bus does for users outside group `bluetooth`.
     /// Starts the daemon on a thread of its own (see `offThePool`): starting it blocks until it listens.
-    public static func start(extraPolicy: String = "") async throws -> PrivateBus {
-        try await offThePool { try PrivateBus(extraPolicy: extraPolicy) }
+    ///
+    /// - Parameter extraConfiguration: more elements for `<busconfig>` after the default policy, e.g. the
+    ///   policies of a file from `systemd/`.
+    public static func start(extraPolicy: String = "", extraConfiguration: String = "") async throws -> PrivateBus {
+        try await offThePool { try PrivateBus(extraPolicy: extraPolicy, extraConfiguration: extraConfiguration) }
     }
 
-    public init(extraPolicy: String = "") throws {
+    public init(extraPolicy: String = "", extraConfiguration: String = "") throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("systole-bus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let socket = directory.appendingPathComponent("bus").path
         let config = directory.appendingPathComponent("bus.conf")
-        try Self.configuration(socket: socket, extraPolicy: extraPolicy)
+        try Self.configuration(socket: socket, extraPolicy: extraPolicy, extraConfiguration: extraConfiguration)
             .write(to: config, atomically: true, encoding: .utf8)
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") else {
             throw StartFailed(description: "/usr/bin/dbus-daemon is missing: install the 'dbus' package")
@@ -56,7 +59,7 @@ public final class PrivateBus: @unchecked Sendable {
     }
 
     /// The configuration of a session-like bus where everything is allowed.
-    static func configuration(socket: String, extraPolicy: String) -> String {
+    static func configuration(socket: String, extraPolicy: String, extraConfiguration: String) -> String {
         """
         <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
          "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -65,11 +68,13 @@ public final class PrivateBus: @unchecked Sendable {
           <listen>unix:path=\(socket)</listen>
           <auth>EXTERNAL</auth>
           <policy context="default">
+            <allow user="*"/>
             <allow send_destination="*" eavesdrop="true"/>
             <allow eavesdrop="true"/>
             <allow own="*"/>
             \(extraPolicy)
           </policy>
+          \(extraConfiguration)
         </busconfig>
         """
     }

@@ -166,6 +166,8 @@ final class ControlService: Service, Sendable {
             "end": .double(workout.endDate.timeIntervalSince1970),
             "duration": .double(workout.duration),
             "pauses": .uint32(UInt32(workout.events.filter { $0.type == .pause }.count)),
+            // Intervals without samples because systoled was not running (marker events it recorded).
+            "gaps": .uint32(UInt32(workout.events.filter { $0.metadata[WorkoutManager.gapKey] != nil }.count)),
             "statistics": .propertyMap(statistics),
             "devices": .strings(workout.devices.map { $0.name ?? $0.address ?? "unknown" }),
         ]

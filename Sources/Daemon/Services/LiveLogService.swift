@@ -3,7 +3,9 @@ import Logging
 import ServiceLifecycle
 
 /// Writes the live bpm log: a line per measurement, and while a workout runs without any sensor data, a
-/// duration-only line every few seconds (never a made-up heart rate).
+/// duration-only line every few seconds (never a made-up heart rate). During a workout a line is written once
+/// the reading's samples are committed (at most the store's commit window, 25 ms, after it arrived), so every
+/// line survives a crash of the daemon.
 final class LiveLogService: Service, Sendable {
     private let file: LiveLogFile
     private let format: DaemonConfiguration.LiveLogFormat
@@ -31,13 +33,13 @@ final class LiveLogService: Service, Sendable {
     }
 
     func run() async throws {
-        let readings = sensors.readings.subscribe()
+        let readings = workouts.recorded.subscribe()
         let lastLine = LastLine()
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    for await reading in readings {
-                        await self.write(reading.reading.receivedDate, reading)
+                    for await (reading, snapshot) in readings {
+                        self.write(reading.reading.receivedDate, reading, snapshot)
                         await lastLine.set(.now)
                     }
                 }
@@ -48,7 +50,7 @@ final class LiveLogService: Service, Sendable {
                         guard snapshot.state == .running || snapshot.state == .paused,
                             await lastLine.age > Self.quietInterval
                         else { continue }
-                        await self.write(Date(), nil)
+                        self.write(Date(), nil, snapshot)
                         await lastLine.set(.now)
                     }
                 }
@@ -56,8 +58,8 @@ final class LiveLogService: Service, Sendable {
         }
     }
 
-    private func write(_ date: Date, _ reading: DaemonReading?) async {
-        let snapshot = await workouts.snapshot
+    /// Writes one line; `snapshot` is the workout when the reading was recorded.
+    private func write(_ date: Date, _ reading: DaemonReading?, _ snapshot: WorkoutSnapshot) {
         let line =
             switch format {
             case .text: LiveLogLine.text(date: date, reading: reading?.reading, snapshot: snapshot, privacy: privacy)

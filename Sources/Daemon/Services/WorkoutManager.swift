@@ -64,6 +64,10 @@ actor WorkoutManager: Service {
     private var latest: DaemonReading?
     /// Fires whenever the workout's state changes (not on every sample).
     nonisolated let changes = Broadcast<Void>()
+    /// Every reading once it is recorded: during a workout, after its samples are committed to the store, so
+    /// whatever the live log shows survives a crash; otherwise at once.
+    /// Each comes with the workout as it was when the reading was recorded.
+    nonisolated let recorded = Broadcast<(DaemonReading, WorkoutSnapshot)>()
 
     init(store: SQLiteHealthStore, sensors: SensorManager, sampleTypes: Set<SampleType>, clock: any WorkoutClock) {
         self.store = store
@@ -82,6 +86,7 @@ actor WorkoutManager: Service {
         }
         // The workout stays journaled: the next start recovers it. What was collected is committed first.
         try? await store.flush()
+        recorded.finish()
     }
 
     /// Brings back the workout that was in progress when the daemon stopped, and carries on collecting. The time
@@ -102,7 +107,7 @@ actor WorkoutManager: Service {
                     type: .marker,
                     start: lastSample,
                     end: now,
-                    metadata: ["systole.gap": .string("systoled was not running; no samples in this interval")]
+                    metadata: [Self.gapKey: .string("systoled was not running; no samples in this interval")]
                 )
             ])
         }
@@ -110,11 +115,22 @@ actor WorkoutManager: Service {
         changes.publish(())
     }
 
+    /// The metadata key of the marker event that records a time the daemon was down during a workout.
+    static let gapKey = "systole.gap"
+
     private func receive(_ reading: DaemonReading) async {
         latest = reading
-        guard let current else { return }
+        guard let current else {
+            recorded.publish((reading, .idle))
+            return
+        }
         let measurement = Self.measurement(reading.reading)
-        await current.source.receive(measurement, from: Self.device(reading))
+        let device = Self.device(reading)
+        // Readings from several sensors share one commit: each waits for its own in a task of its own.
+        Task {
+            await current.source.receive(measurement, from: device)
+            self.recorded.publish((reading, await self.snapshot))
+        }
     }
 
     /// A reading as WorkoutKit takes it. A sensor without skin contact has no heart rate: nil, never 0 bpm.

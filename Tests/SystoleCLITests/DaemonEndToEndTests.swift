@@ -1,0 +1,339 @@
+import Foundation
+import Glibc
+import HeartRateProfile
+import SystoleTestSupport
+import Testing
+
+/// The real `systoled`, `systole` and `systole-sim` processes on a private bus: workouts through the CLI as a user
+/// runs them, crashes and restarts of the daemon, faults of the radio, configuration mistakes and the bus policy.
+@Suite struct DaemonEndToEndTests {
+    /// A private bus with the simulator and systoled on it, in a folder of its own.
+    final class Setup: @unchecked Sendable {
+        let bus: PrivateBus
+        let simulator: SimulatorProcess
+        let folder: URL
+        let emitLog: String
+        var daemon: DaemonProcess
+
+        static func start(
+            simulator arguments: [String] = ["--rate", "4"],
+            busConfiguration: String = ""
+        ) async throws -> Setup {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("systoled-e2e-\(UUID())")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let bus = try await PrivateBus.start(extraConfiguration: busConfiguration)
+            let emitLog = folder.appendingPathComponent("emitted.jsonl").path
+            let simulator = try await SimulatorProcess.start(bus: bus, arguments + ["--emit-log", emitLog])
+            let daemon = try await DaemonProcess.start(bus: bus, folder: folder)
+            return Setup(bus: bus, simulator: simulator, folder: folder, emitLog: emitLog, daemon: daemon)
+        }
+
+        private init(bus: PrivateBus, simulator: SimulatorProcess, folder: URL, emitLog: String, daemon: DaemonProcess)
+        {
+            self.bus = bus
+            self.simulator = simulator
+            self.folder = folder
+            self.emitLog = emitLog
+            self.daemon = daemon
+        }
+
+        /// Runs `systole` against this daemon.
+        func systole(_ arguments: String...) async throws -> CommandRunner.Result {
+            try await CommandRunner.run("systole", arguments + ["--bus", bus.address])
+        }
+
+        /// `systole … --json`, parsed.
+        func json(_ arguments: String...) async throws -> [String: Any] {
+            let result = try await CommandRunner.run("systole", arguments + ["--json", "--bus", bus.address])
+            #expect(result.status == 0, "\(arguments): \(result.standardError)")
+            return (try? JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]) ?? [:]
+        }
+
+        /// Restarts systoled on the same store and live log.
+        func restartDaemon() async throws {
+            daemon = try await DaemonProcess.start(bus: bus, folder: folder)
+        }
+
+        /// Heart rates the simulator sent, with the time it sent each.
+        func sent() throws -> [(time: Double, bpm: Double)] {
+            try String(contentsOfFile: emitLog, encoding: .utf8).split(separator: "\n").compactMap { line in
+                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                guard let time = object?["unix"] as? Double, let payload = object?["payload"] as? String,
+                    let bytes = try? Hex.decode(payload),
+                    let measurement = try? HeartRateMeasurement(decoding: bytes)
+                else { return nil }
+                return (time, Double(measurement.heartRate))
+            }
+        }
+
+        /// The live log's lines.
+        func liveLog() -> [String] {
+            ((try? String(contentsOfFile: daemon.liveLogPath, encoding: .utf8)) ?? "").split(separator: "\n").map(
+                String.init
+            )
+        }
+
+        func stop() {
+            daemon.stopNow()
+            simulator.stop()
+            bus.stop()
+            try? FileManager.default.removeItem(at: folder)
+        }
+    }
+
+    func withSetup(
+        simulator: [String] = ["--rate", "4"],
+        busConfiguration: String = "",
+        _ body: (Setup) async throws -> Void
+    ) async throws {
+        let setup = try await Setup.start(simulator: simulator, busConfiguration: busConfiguration)
+        defer { setup.stop() }
+        try await body(setup)
+    }
+
+    /// When `body` ran, in seconds since 1970.
+    func timed(_ body: () async throws -> Void) async throws -> ClosedRange<Double> {
+        let before = Date().timeIntervalSince1970
+        try await body()
+        return before...Date().timeIntervalSince1970
+    }
+
+    /// Heart-rate readings the store holds (all of them: readings are stored only during workouts).
+    func storedHeartRates(_ s: Setup) async throws -> Int {
+        let result = try await CommandRunner.run(
+            "systole",
+            ["stats", "--interval", "1d", "--from", "2000-01-01", "--json", "--bus", s.bus.address]
+        )
+        let buckets = try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [[String: Any]]
+        return buckets?.reduce(0) { $0 + ($1["count"] as? Int ?? 0) } ?? 0
+    }
+
+    static func statistics(_ workout: [String: Any], _ type: String) -> [String: Any] {
+        ((workout["statistics"] as? [String: Any])?[type] as? [String: Any]) ?? [:]
+    }
+
+    @Test func aWholeWorkoutThroughTheCLIAgreesWithWhatTheSensorSent() async throws {
+        try await withSetup { s in
+            let start = try await s.systole("start", "--activity", "running", "--location", "outdoor")
+            #expect(start.status == 0, "\(start.standardError)")
+            #expect(start.standardOutput.contains("3… "))
+            #expect(start.standardOutput.contains("Started running (outdoor)"))
+            #expect(start.standardOutput.contains("Heart rate: available"))
+            try await Task.sleep(for: .seconds(2))
+            // Each command takes a moment (a process, a bus round trip); the workout changed somewhere inside.
+            var paused = ""
+            let pause = try await timed { paused = try await s.systole("pause").standardOutput }
+            #expect(paused == "Paused\n")
+            try await Task.sleep(for: .seconds(2))
+            #expect(try await s.json("status")["state"] as? String == "paused")
+            var resumed: Int32 = -1
+            let resume = try await timed { resumed = try await s.systole("resume").status }
+            #expect(resumed == 0)
+            try await Task.sleep(for: .seconds(2))
+            #expect(try await s.systole("add", "water", "250ml").standardOutput == "Added water: 250 mL\n")
+            var workout: [String: Any] = [:]
+            let end = try await timed { workout = try await s.json("end") }
+
+            let startedAt = try #require(workout["start"] as? Double)
+            // The pause is not workout time.
+            let duration = try #require(workout["duration"] as? Double)
+            let shortest = (pause.lowerBound - startedAt) + (end.lowerBound - resume.upperBound)
+            let longest = (pause.upperBound - startedAt) + (end.upperBound - resume.lowerBound)
+            #expect(duration >= shortest && duration <= longest, "\(shortest) ≤ \(duration) ≤ \(longest)")
+            #expect(workout["pauses"] as? Int == 1)
+            #expect(Self.statistics(workout, "dietaryWater")["sum"] as? Double == 250)
+            // Heart rate: what the simulator sent while the workout ran, not while it was paused. Notifications
+            // take a moment to arrive, so the count is between what was sent well inside the running time and
+            // what was sent around it.
+            let sent = try s.sent()
+            let margin = 0.3
+            let inside = sent.filter { item in
+                (item.time > startedAt + margin && item.time < pause.lowerBound - margin)
+                    || (item.time > resume.upperBound + margin && item.time < end.lowerBound - margin)
+            }.map(\.bpm)
+            let around = sent.filter { item in
+                (item.time > startedAt - margin && item.time < pause.upperBound + margin)
+                    || (item.time > resume.lowerBound - margin && item.time < end.upperBound + margin)
+            }.map(\.bpm)
+            let heartRate = Self.statistics(workout, "heartRate")
+            let count = try #require(heartRate["count"] as? Int)
+            #expect(count >= inside.count && count <= around.count, "\(inside.count) ≤ \(count) ≤ \(around.count)")
+            #expect(
+                count < sent.filter { $0.time > startedAt && $0.time < end.lowerBound }.count,
+                "paused readings are left out"
+            )
+            let maximum = try #require(heartRate["maximum"] as? Double)
+            let minimum = try #require(heartRate["minimum"] as? Double)
+            #expect(maximum >= inside.max() ?? 0 && maximum <= around.max() ?? 0)
+            #expect(minimum <= inside.min() ?? .infinity && minimum >= around.min() ?? 0)
+
+            // The workout is listed and shown with its chart.
+            let id = try #require(workout["id"] as? String)
+            let list = try await s.systole("workouts")
+            #expect(list.standardOutput.contains("running · 00:00:0"))
+            let show = try await s.systole("workouts", "show", String(id.prefix(8)))
+            #expect(show.status == 0, "\(show.standardError)")
+            #expect(show.standardOutput.contains("Heart rate per minute:"))
+            #expect(show.standardOutput.contains("   1 █"))
+            // The live log has a line per reading, with the workout's state.
+            let lines = s.liveLog()
+            #expect(lines.contains { $0.contains(" bpm=") && $0.contains("state=running elapsed=00:00:0") })
+            #expect(lines.contains { $0.contains("state=paused") })
+        }
+    }
+
+    @Test func commandsThatDoNotFitTheWorkoutAreRefusedWithTheReason() async throws {
+        try await withSetup { s in
+            let pause = try await s.systole("pause")
+            #expect(pause.status == 1)
+            #expect(pause.standardError == "systole: no workout is ongoing; start one with 'systole start'\n")
+            #expect(try await s.systole("start", "--activity", "yoga").status == 0)
+            let again = try await s.systole("start", "--activity", "cycling")
+            #expect(again.status == 1)
+            #expect(again.standardError.contains("a workout is already ongoing (running)"))
+            let badActivity = try await s.systole("start", "--activity", "jogging")
+            #expect(badActivity.status == 2)
+            #expect(badActivity.standardError.contains("unknown activity 'jogging'"))
+            let badAmount = try await s.systole("add", "water", "lots")
+            #expect(badAmount.status == 2)
+            let cancel = try await s.systole("cancel")
+            #expect(cancel.standardOutput == "Cancelled: the workout and its samples were dropped\n")
+            #expect(try await s.systole("workouts").standardOutput == "No workouts yet\n")
+        }
+    }
+
+    @Test func aKilledDaemonContinuesTheSameWorkoutWithEverythingItLogged() async throws {
+        try await withSetup { s in
+            #expect(try await s.systole("start", "--activity", "cycling").status == 0)
+            let id = try #require((try await s.json("status")["workout"] as? [String: Any])?["id"] as? String)
+            try await Task.sleep(for: .seconds(2.5))
+            s.daemon.signal(SIGKILL)
+            #expect(try await s.daemon.waitForExit() == SIGKILL)
+            let logged = s.liveLog().filter { $0.contains(" bpm=") && $0.contains("state=running") }.count
+            #expect(logged >= 6)
+            try await Task.sleep(for: .seconds(1))
+
+            try await s.restartDaemon()
+            let status = try await s.json("status")
+            let workout = try #require(status["workout"] as? [String: Any])
+            #expect(workout["id"] as? String == id)
+            #expect(status["state"] as? String == "running")
+            try await Task.sleep(for: .seconds(1.5))
+            let ended = try await s.json("end")
+            let stored = try await storedHeartRates(s)
+            let loggedAfter = s.liveLog().filter { $0.contains(" bpm=") && $0.contains("state=running") }.count
+            #expect(stored >= loggedAfter, "every reading the live log showed is stored (\(stored) of \(loggedAfter))")
+            #expect(loggedAfter > logged, "collection continued after the restart")
+            #expect(ended["gaps"] as? Int == 1, "the time the daemon was down is marked")
+        }
+    }
+
+    @Test func sigtermStopsCleanlyAndTheWorkoutIsRecovered() async throws {
+        try await withSetup { s in
+            #expect(try await s.systole("start", "--activity", "walking").status == 0)
+            try await Task.sleep(for: .seconds(1))
+            s.daemon.signal(SIGTERM)
+            #expect(try await s.daemon.waitForExit() == 0)
+            #expect(try await s.daemon.notify.waitFor("STOPPING=1", timeout: 2) != nil)
+            let down = try await s.systole("status")
+            #expect(down.status == 1)
+            #expect(down.standardError.contains("systoled is not running on the \(s.bus.address) bus"))
+            try await s.restartDaemon()
+            #expect(try await s.json("status")["state"] as? String == "running")
+            #expect(try await s.systole("end").status == 0)
+        }
+    }
+
+    @Test func collectionResumesAfterADropoutAndABluetoothdRestart() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("scenario-\(UUID()).json")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // The sensor is out of range from 8 s to 10 s; bluetoothd restarts at 14 s (late enough that the
+        // workout is running first, even on a loaded machine).
+        try """
+        {"seed": 3, "sensors": [{"model": "polar-h10", "rate": 4,
+          "faults": [{"kind": "disconnect", "at": 8, "for": 2}]}],
+         "restarts": [{"at": 14, "for": 0.5}]}
+        """.write(to: folder, atomically: true, encoding: .utf8)
+        try await withSetup(simulator: ["--scenario", folder.path]) { s in
+            #expect(try await s.systole("start", "--activity", "hiking").status == 0)
+            // The simulator's own log shows when notifications stopped: gaps of over a second are the dropout
+            // and the restart. Wait (at most 40 s on a loaded machine) for readings logged after both.
+            func gaps() throws -> [ClosedRange<Double>] {
+                let times = try s.sent().map(\.time)
+                return zip(times, times.dropFirst()).filter { $1 - $0 > 1 }.map { $0...$1 }
+            }
+            func loggedTimes() -> [Double] {
+                s.liveLog().filter { $0.contains(" bpm=") && $0.contains("state=running") }.compactMap { line in
+                    (try? Date(String(line.prefix(24)), strategy: .iso8601))?.timeIntervalSince1970
+                }
+            }
+            for _ in 0..<80 {
+                if let last = try gaps().dropFirst().first, loggedTimes().contains(where: { $0 > last.upperBound }) {
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(500))
+            }
+            let found = try gaps()
+            try #require(found.count == 2, "the dropout and the restart: \(found)")
+            let times = loggedTimes()
+            let resumed = try #require(found.last)
+            #expect(times.contains { $0 > resumed.upperBound }, "collection resumed after bluetoothd came back")
+            #expect(times.contains { $0 < found[0].lowerBound }, "and was collecting before the dropout")
+            #expect(times.contains { $0 > found[0].upperBound && $0 < resumed.lowerBound }, "and between the faults")
+            for gap in found {
+                #expect(
+                    !times.contains { $0 > gap.lowerBound + 0.5 && $0 < gap.upperBound - 0.5 },
+                    "no readings in \(gap)"
+                )
+            }
+            _ = try await s.json("end")
+            #expect(try await storedHeartRates(s) >= times.count)
+        }
+    }
+
+    @Test func aConfigurationMistakeNamesTheLineAndExits78() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("systoled-config-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let config = folder.appendingPathComponent("systoled.toml").path
+        try "bus = \"session\"\n\n[live_log]\nrotate = 5\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let result = try await CommandRunner.run("systoled", ["--config", config])
+        #expect(result.status == 78)
+        #expect(
+            result.standardError
+                == "systoled: configuration error: \(config):4: unknown setting 'rotate' in [live_log]; known: path, format, max_size, keep, privacy\n"
+        )
+    }
+
+    @Test func callersOutsideThePolicyAreDenied() async throws {
+        // The bus is configured with the policy file systoled installs (after an allow-all default policy).
+        let policyFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("systemd/org.systole.Daemon.conf")
+        let text = try String(contentsOf: policyFile, encoding: .utf8)
+        let body = try #require(
+            text.range(of: "<busconfig>").flatMap { start in
+                text.range(of: "</busconfig>").map { String(text[start.upperBound..<$0.lowerBound]) }
+            }
+        )
+        try await withSetup(busConfiguration: body) { s in
+            // Root (this test) may call.
+            #expect(try await s.systole("status").status == 0)
+            // Anyone else may not: run the CLI as nobody, from a copy it can read.
+            let copy = s.folder.appendingPathComponent("systole").path
+            try FileManager.default.copyItem(
+                atPath: CommandRunner.productsDirectory.appendingPathComponent("systole").path,
+                toPath: copy
+            )
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: s.folder.path)
+            let denied = try await CommandRunner.run(
+                "/usr/bin/setpriv",
+                ["--reuid=nobody", "--regid=nogroup", "--clear-groups", copy, "status", "--bus", s.bus.address]
+            )
+            #expect(denied.status == 1)
+            #expect(
+                denied.standardError
+                    == "systole: not permitted to control systoled: add yourself to group 'systole' ('sudo usermod -aG systole $USER', then log in again), or run as root\n"
+            )
+        }
+    }
+}

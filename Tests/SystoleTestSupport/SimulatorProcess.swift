@@ -1,0 +1,37 @@
+import Foundation
+
+/// A running `systole-sim` process on a private bus, with its sensors' addresses.
+public final class SimulatorProcess: @unchecked Sendable {
+    public let process: Process
+    public let addresses: [String]
+
+    /// Starts it on a thread of its own (see `offThePool`): waiting for its "ready" line blocks.
+    public static func start(bus: PrivateBus, _ arguments: [String]) async throws -> SimulatorProcess {
+        try await offThePool { try SimulatorProcess(bus: bus, arguments) }
+    }
+
+    private init(bus: PrivateBus, _ arguments: [String]) throws {
+        process = Process()
+        process.executableURL = CommandRunner.productsDirectory.appendingPathComponent("systole-sim")
+        process.arguments = ["--bus", bus.address] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var lines: [String] = []
+        var buffer = Data()
+        // "ready …" then one "sensor N ADDRESS" line per sensor.
+        while lines.first?.hasPrefix("ready") != true || lines.count < 2 {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { break }
+            buffer.append(chunk)
+            lines = String(decoding: buffer, as: UTF8.self).split(separator: "\n").map(String.init)
+        }
+        addresses = lines.filter { $0.hasPrefix("sensor ") }.map { String($0.split(separator: " ")[2]) }
+    }
+
+    /// Sends SIGTERM without waiting for the exit, so it never blocks.
+    public func stop() {
+        process.terminate()
+    }
+}
