@@ -1,51 +1,82 @@
 #!/usr/bin/env bash
-# The demo (the README's first command), with no Bluetooth hardware: a private dbus-daemon, systole-sim playing
-# bluetoothd with three simulated sensors (a Polar H10-like strap, a Garmin HRM-like strap, Powerbeats Pro 2-like
-# earbuds that need pairing), then `systole scan` and `systole monitor` against it, as you would run them against
-# the real bluetoothd.
+# The demo (the README's first command), with no Bluetooth hardware and without touching the machine's buses:
+# a private dbus-daemon; systole-sim playing bluetoothd with a Polar H10-like strap running intervals; systoled
+# (the real daemon) with its store and live log in a temporary folder; and a short workout run with the systole
+# CLI as a user would: start (with its countdown), a pause, resume, end, then the summary and per-minute chart.
+# The live bpm log scrolls by while the workout runs.
 #
-# usage: scripts/demo.sh [seconds to monitor each sensor, default 8]
-# The daemon (systoled) and workout recording are not built yet; this demo shows the BlueZ side that exists.
+# usage: scripts/demo.sh [seconds of workout, default 30]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MONITOR_SECONDS=${1:-8}
+SECONDS_OF_WORKOUT=${1:-30}
 
 scripts/install-deps.sh
 swift build --product systole >&2
 swift build --product systole-sim >&2
+swift build --product systoled >&2
 BIN=$(swift build --show-bin-path)
 
 source scripts/lib/private-bus.sh
 WORK=$(mktemp -d /tmp/systole-demo.XXXXXX)
-trap cleanup_private_run EXIT
+cleanup() {
+  [ -n "${TAIL_PID:-}" ] && kill "$TAIL_PID" 2>/dev/null || true
+  [ -n "${DAEMON_PID:-}" ] && kill "$DAEMON_PID" 2>/dev/null || true
+  wait 2>/dev/null || true
+  cleanup_private_run
+}
+trap cleanup EXIT
 
 start_private_bus "$WORK"
+export SYSTOLE_BUS=$BUS
 
+# Intervals: 20 s hard at 165 bpm, 10 s easy at 115.
 cat > "$WORK/scenario.json" <<'JSON'
-{
-  "seed": 2026,
-  "sensors": [
-    {"model": "polar-h10", "profile": {"kind": "ramp", "from": 95, "to": 150, "duration": 20}},
-    {"model": "garmin-hrm", "profile": {"kind": "intervals", "low": 120, "high": 165, "work": 4, "rest": 4},
-     "faults": [{"kind": "disconnect", "at": 14, "for": 3}]},
-    {"model": "powerbeats-pro-2", "rate": 1, "profile": {"kind": "steady", "bpm": 88}}
-  ]
-}
+{"seed": 2026,
+ "sensors": [{"model": "polar-h10", "rate": 1,
+              "profile": {"kind": "intervals", "low": 115, "high": 165, "work": 20, "rest": 10}}]}
 JSON
-"$BIN/systole-sim" --bus "$BUS" --scenario "$WORK/scenario.json" --emit-log "$WORK/emitted.jsonl" > "$WORK/sim.out" &
+"$BIN/systole-sim" --bus "$BUS" --scenario "$WORK/scenario.json" > "$WORK/sim.out" &
 SIM_PID=$!
 for _ in $(seq 100); do grep -q '^ready' "$WORK/sim.out" 2>/dev/null && break; sleep 0.1; done
-mapfile -t SENSORS < <(awk '/^sensor /{print $3}' "$WORK/sim.out")
 
-echo "== systole-sim is playing bluetoothd on a private bus ($BUS)"
+cat > "$WORK/systoled.toml" <<TOML
+bus = "$BUS"
+store = "$WORK/state/health.sqlite"
+sensors = ["any"]
+
+[live_log]
+path = "$WORK/logs/live.log"
+TOML
+"$BIN/systoled" --config "$WORK/systoled.toml" 2> "$WORK/systoled.err" &
+DAEMON_PID=$!
+for _ in $(seq 100); do "$BIN/systole" status > /dev/null 2>&1 && break; sleep 0.1; done
+echo "== systoled is running on a private bus ($BUS), store and live log in $WORK"
+sleep 2
+"$BIN/systole" sensors
 echo
-echo "== systole scan --seconds 2"
-"$BIN/systole" scan --bus "$BUS" --seconds 2
-for address in "${SENSORS[@]}"; do
-  echo
-  echo "== systole monitor $address --seconds $MONITOR_SECONDS"
-  "$BIN/systole" monitor "$address" --bus "$BUS" --seconds "$MONITOR_SECONDS" || true
-done
+echo "== systole start --activity running --location outdoor"
+"$BIN/systole" start --activity running --location outdoor
 echo
-echo "== the simulator sent $(wc -l < "$WORK/emitted.jsonl") notifications; the first one it logged:"
-head -1 "$WORK/emitted.jsonl"
+echo "== the live bpm log (systole tail -f) while the workout runs"
+"$BIN/systole" tail -f -n 0 --file "$WORK/logs/live.log" | sed -u 's/^/   /' &
+TAIL_PID=$!
+third=$(( SECONDS_OF_WORKOUT / 3 ))
+sleep "$third"
+echo "== systole pause"
+"$BIN/systole" pause
+sleep 5
+echo "== systole resume"
+"$BIN/systole" resume
+sleep $(( SECONDS_OF_WORKOUT - third ))
+echo "== systole add water 250ml"
+"$BIN/systole" add water 250ml
+kill "$TAIL_PID" 2>/dev/null || true
+wait "$TAIL_PID" 2>/dev/null || true
+TAIL_PID=
+echo
+echo "== systole end"
+"$BIN/systole" end
+ID=$("$BIN/systole" workouts --json | sed -n 's/.*"id" : "\([0-9A-F-]*\)".*/\1/p' | tail -1)
+echo
+echo "== systole workouts show ${ID:0:8}"
+"$BIN/systole" workouts show "${ID:0:8}"

@@ -161,6 +161,9 @@ public func buildDaemon(
         connection.close()
         throw DaemonStartError(description: "cannot offer the control API: \(error.message)", exitCode: 69)
     }
+    logger.info(
+        "systoled \(ProcessInfo.processInfo.processIdentifier) on the \(configuration.bus) bus; store \(configuration.storePath); live log \(configuration.liveLogPath); sensors \(configuration.sensors.map(\.description).joined(separator: ", "))"
+    )
     // Shut down in reverse: systemd hears STOPPING first, the bus and the store go last.
     let services: [any Service] = [
         BusService(connection: connection, client: client),

@@ -231,7 +231,15 @@ import Testing
     @Test func sigtermStopsCleanlyAndTheWorkoutIsRecovered() async throws {
         try await withSetup { s in
             #expect(try await s.systole("start", "--activity", "walking").status == 0)
-            try await Task.sleep(for: .seconds(1))
+            // systemd hears the workout's status and the watchdog keep-alive (WATCHDOG_USEC is 2 s here).
+            let messages = try #require(try await s.daemon.notify.waitFor("WATCHDOG=1", timeout: 5))
+            let statuses = try #require(try await s.daemon.notify.waitFor("WATCHDOG=1", timeout: 5)) + messages
+            #expect(
+                statuses.joined(separator: "\n").split(separator: "\n").contains { line in
+                    line.hasPrefix("STATUS=running · ") && line.hasSuffix(" · 00:00:0\(line.last ?? "?")")
+                },
+                "\(statuses)"
+            )
             s.daemon.signal(SIGTERM)
             #expect(try await s.daemon.waitForExit() == 0)
             #expect(try await s.daemon.notify.waitFor("STOPPING=1", timeout: 2) != nil)

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs systole on this machine: builds release binaries, installs them with the systemd unit, the D-Bus
+# policy, the sysusers entry, an example configuration and shell completions, then reloads systemd and D-Bus.
+# Run as root (or it uses sudo). It does not start the service: 'systemctl enable --now systoled' does.
+#
+# usage: scripts/install.sh [--prefix /usr/local]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PREFIX=/usr/local
+if [ "${1:-}" = "--prefix" ]; then PREFIX=$2; fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+
+scripts/install-deps.sh
+swift build -c release --product systoled
+swift build -c release --product systole
+BIN=$(swift build -c release --show-bin-path)
+
+$SUDO install -d "$PREFIX/bin"
+$SUDO install -m 0755 "$BIN/systoled" "$BIN/systole" "$PREFIX/bin/"
+sed "s#/usr/local/bin/systoled#$PREFIX/bin/systoled#" systemd/systoled.service > /tmp/systoled.service.$$
+$SUDO install -m 0644 /tmp/systoled.service.$$ /etc/systemd/system/systoled.service
+rm -f /tmp/systoled.service.$$
+$SUDO install -m 0644 systemd/org.systole.Daemon.conf /usr/share/dbus-1/system.d/org.systole.Daemon.conf
+$SUDO install -m 0644 systemd/systole.sysusers.conf /usr/lib/sysusers.d/systole.conf
+$SUDO install -d /etc/systole
+if [ ! -e /etc/systole/systoled.toml ]; then
+  $SUDO install -m 0644 systemd/systoled.toml.example /etc/systole/systoled.toml
+fi
+$SUDO install -d /usr/share/bash-completion/completions /usr/share/zsh/vendor-completions
+"$BIN/systole" --generate-completion-script bash | $SUDO tee /usr/share/bash-completion/completions/systole > /dev/null
+"$BIN/systole" --generate-completion-script zsh | $SUDO tee /usr/share/zsh/vendor-completions/_systole > /dev/null
+
+if [ -d /run/systemd/system ]; then
+  $SUDO systemd-sysusers
+  $SUDO systemctl daemon-reload
+  $SUDO systemctl reload dbus 2>/dev/null || true
+  echo "Installed. Start it with: sudo systemctl enable --now systoled"
+  echo "Let a user control it:    sudo usermod -aG systole USER (then log in again)"
+else
+  echo "Installed, but systemd is not running here: start $PREFIX/bin/systoled yourself."
+fi
