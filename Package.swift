@@ -141,7 +141,9 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["DBus", "SystoleTestSupport"]),
         .testTarget(
             name: "SystoleCLITests",
-            dependencies: ["SystoleCLI", "HeartRateProfile", "BlueZSimulator", "SystoleTestSupport"]
+            dependencies: [
+                "SystoleCLI", "HeartRateProfile", "BlueZSimulator", "HealthStore", "WorkoutKit", "SystoleTestSupport",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

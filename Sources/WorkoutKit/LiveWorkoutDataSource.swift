@@ -132,8 +132,10 @@ public actor LiveWorkoutDataSource {
         sensorTasks = []
     }
 
-    /// Converts one reading into samples and hands those being collected to the builder.
-    public func receive(_ measurement: SensorMeasurement, from device: Device) async {
+    /// Converts one reading into samples and hands those being collected to the builder. Returns whether they
+    /// were all stored (false when no builder collects yet, or the builder refused them).
+    @discardableResult
+    public func receive(_ measurement: SensorMeasurement, from device: Device) async -> Bool {
         var samples: [Sample] = []
         if let bpm = measurement.heartRate {
             generatedTypes.insert(.heartRate)
@@ -192,7 +194,7 @@ public actor LiveWorkoutDataSource {
             lastEnergy[key] = energy
             lastEnergyDate[key] = measurement.date
         }
-        await deliver(samples)
+        return await deliver(samples)
     }
 
     /// A sample the user adds during the workout (e.g. water drunk).
@@ -205,11 +207,17 @@ public actor LiveWorkoutDataSource {
         try await builder?.add([.quantity(sample)])
     }
 
-    private func deliver(_ samples: [Sample]) async {
+    private func deliver(_ samples: [Sample]) async -> Bool {
         let collected = samples.filter { sample in
             typesToCollect.contains(sample.sampleType) && (predicates[sample.sampleType]?(sample) ?? true)
         }
-        guard !collected.isEmpty, let builder else { return }
-        try? await builder.add(collected)
+        guard !collected.isEmpty else { return true }
+        guard let builder else { return false }
+        do {
+            try await builder.add(collected)
+            return true
+        } catch {
+            return false
+        }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HealthStore
 import HeartRateProfile
 import SystoleTestSupport
 import Testing
@@ -209,8 +210,8 @@ import Testing
             try await Task.sleep(for: .seconds(2.5))
             s.daemon.signal(SIGKILL)
             #expect(try await s.daemon.waitForExit() == SIGKILL)
-            let logged = s.liveLog().filter { $0.contains(" bpm=") && $0.contains("state=running") }.count
-            #expect(logged >= 6)
+            let loggedBefore = s.liveLog().filter { $0.contains(" bpm=") && $0.contains("state=running") }.count
+            #expect(loggedBefore >= 6)
             try await Task.sleep(for: .seconds(1))
 
             try await s.restartDaemon()
@@ -220,10 +221,21 @@ import Testing
             #expect(status["state"] as? String == "running")
             try await Task.sleep(for: .seconds(1.5))
             let ended = try await s.json("end")
-            let stored = try await storedHeartRates(s)
-            let loggedAfter = s.liveLog().filter { $0.contains(" bpm=") && $0.contains("state=running") }.count
-            #expect(stored >= loggedAfter, "every reading the live log showed is stored (\(stored) of \(loggedAfter))")
-            #expect(loggedAfter > logged, "collection continued after the restart")
+            // Every reading the live log showed while the workout ran is in the store, at its time.
+            let logged = s.liveLog().filter { $0.contains(" bpm=") && $0.contains("state=running") }
+            let store = try SQLiteHealthStore(path: s.daemon.storePath)
+            let workoutID = try #require(UUID(uuidString: id))
+            let stored = try await store.samples(ofWorkout: workoutID).compactMap { sample -> Double? in
+                guard case .quantity(let q) = sample, q.type == .heartRate else { return nil }
+                return q.startDate.timeIntervalSince1970
+            }
+            let missing = logged.filter { line in
+                guard let time = try? Date(String(line.prefix(24)), strategy: .iso8601) else { return true }
+                // The log shows milliseconds.
+                return !stored.contains { abs($0 - time.timeIntervalSince1970) < 0.002 }
+            }
+            #expect(missing.isEmpty, "logged but not stored: \(missing)")
+            #expect(logged.count > loggedBefore, "collection continued after the restart")
             #expect(ended["gaps"] as? Int == 1, "the time the daemon was down is marked")
         }
     }

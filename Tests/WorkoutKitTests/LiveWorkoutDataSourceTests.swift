@@ -95,6 +95,18 @@ import WorkoutKit
         #expect(await builder.statistics(for: .heartRate)?.readingCount == 1)
     }
 
+    @Test func receiveSaysWhetherTheReadingWasStored() async throws {
+        let reading = SensorMeasurement(date: t0.addingTimeInterval(1), heartRate: 120)
+        let unattached = LiveWorkoutDataSource(configuration: WorkoutConfiguration(activityType: .running))
+        #expect(await unattached.receive(reading, from: strap) == false, "no builder collects yet")
+        let (source, builder) = try await collecting()
+        #expect(await source.receive(reading, from: strap) == true)
+        try await builder.endCollection(at: t0.addingTimeInterval(2))
+        #expect(await source.receive(reading, from: strap) == false, "the builder refuses it after the end")
+        let noContact = SensorMeasurement(date: t0.addingTimeInterval(3), heartRate: nil)
+        #expect(await source.receive(noContact, from: strap) == true, "nothing to store is not a failure")
+    }
+
     @Test func aConnectedSensorFeedsTheBuilder() async throws {
         struct FakeSensor: WorkoutSensor {
             let device: Device

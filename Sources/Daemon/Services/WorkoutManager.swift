@@ -126,10 +126,15 @@ actor WorkoutManager: Service {
         }
         let measurement = Self.measurement(reading.reading)
         let device = Self.device(reading)
+        let arrival = await snapshot
         // Readings from several sensors share one commit: each waits for its own in a task of its own.
         Task {
-            await current.source.receive(measurement, from: device)
-            self.recorded.publish((reading, await self.snapshot))
+            let stored = await current.source.receive(measurement, from: device)
+            let now = await self.snapshot
+            // A line says "running" or "paused" only for a reading the workout stored. One that arrived during
+            // the countdown, or as the workout ended, is logged with the state it arrived in.
+            let recording = now.state == .running || now.state == .paused
+            self.recorded.publish((reading, stored || !recording ? now : arrival))
         }
     }
 
