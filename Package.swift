@@ -142,7 +142,8 @@ let package = Package(
         .testTarget(
             name: "SystoleCLITests",
             dependencies: [
-                "SystoleCLI", "HeartRateProfile", "BlueZSimulator", "HealthStore", "WorkoutKit", "SystoleTestSupport",
+                "SystoleCLI", "ControlAPI", "DBus", "HeartRateProfile", "BlueZSimulator", "HealthStore", "WorkoutKit",
+                "SystoleTestSupport",
             ]
         ),
     ],

@@ -1,3 +1,5 @@
+import ControlAPI
+import DBus
 import Foundation
 import Glibc
 import HealthStore
@@ -308,6 +310,64 @@ import Testing
             }
             _ = try await s.json("end")
             #expect(try await storedHeartRates(s) >= times.count)
+        }
+    }
+
+    @Test func propertiesAnnounceTheirChanges() async throws {
+        try await withSetup { s in
+            let connection = try await DBusConnection.connect(to: .address(s.bus.address))
+            defer { connection.close() }
+            let changes = try await connection.signals(
+                matching: DBusMatchRule(
+                    path: ControlAPI.objectPath,
+                    interface: "org.freedesktop.DBus.Properties",
+                    member: "PropertiesChanged"
+                )
+            )
+            #expect(try await s.systole("start", "--activity", "rowing").status == 0)
+            // Wait for State = running, with the current workout and a heart rate alongside.
+            let running = try await withTimeout(.seconds(10), "State running") {
+                for try await signal in changes {
+                    let changed = signal.arguments[1].propertyMap ?? [:]
+                    if changed["State"] == .string("running") { return changed }
+                }
+                return [:]
+            }
+            #expect(running["CurrentWorkout"]?.propertyMap?["activity"] == .string("rowing"))
+            #expect(running["HeartRate"]?.propertyMap?["bpm"] != nil)
+            // The elapsed time is announced as it grows.
+            let elapsed = try await withTimeout(.seconds(10), "ElapsedTime growing") {
+                for try await signal in changes {
+                    if let value = signal.arguments[1].propertyMap?["ElapsedTime"]?.double, value > 0 { return value }
+                }
+                return 0
+            }
+            #expect(elapsed > 0 && elapsed < 10)
+        }
+    }
+
+    @Test func sensorsArePairedForgottenAndScannedThroughTheDaemon() async throws {
+        // Earbuds that refuse notifications until paired.
+        try await withSetup(simulator: ["--model", "powerbeats-pro-2", "--rate", "2"]) { s in
+            let address = try #require(s.simulator.addresses.first)
+            let connection = try await DBusConnection.connect(to: .address(s.bus.address))
+            defer { connection.close() }
+            let found = try await connection.call(
+                destination: ControlAPI.busName,
+                path: ControlAPI.objectPath,
+                interface: ControlAPI.interface,
+                method: "Scan",
+                arguments: [.double(1)]
+            )
+            let devices = (found.first?.array ?? []).compactMap(\.propertyMap)
+            #expect(devices.contains { $0["address"] == .string(address) && $0["name"]?.string != nil })
+            let pair = try await s.systole("pair", address)
+            #expect(pair.standardOutput == "Paired with \(address)\n", "\(pair.standardError)")
+            let forget = try await s.systole("forget", address)
+            #expect(forget.standardOutput == "Forgot \(address)\n", "\(forget.standardError)")
+            let unknown = try await s.systole("pair", "00:11:22:33:44:55")
+            #expect(unknown.status == 1)
+            #expect(unknown.standardError.contains("bluetoothd does not know 00:11:22:33:44:55"))
         }
     }
 

@@ -37,6 +37,7 @@ final class SensorManager: Service, Sendable {
     private let targets: [SensorTarget]
     private let options: HeartRateSensor.Options
     private let statuses: Mutex<[Int: SensorStatus]>
+    private let agent = PairingAgent()
 
     init(client: BlueZClient, sensors: [DaemonConfiguration.Sensor], adapter: String?) {
         self.client = client
@@ -68,6 +69,7 @@ final class SensorManager: Service, Sendable {
         // Sensors run until the daemon shuts down; then their tasks are cancelled and let go of the links.
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.keepAgentRegistered() }
                 for (index, target) in self.targets.enumerated() {
                     let sensor = HeartRateSensor(client: self.client, target: target, options: self.options)
                     group.addTask { await sensor.run() }
@@ -77,6 +79,16 @@ final class SensorManager: Service, Sendable {
         }
         readings.finish()
         statusChanged.finish()
+    }
+
+    /// Our Just Works agent, registered whenever bluetoothd runs (it forgets agents when it restarts): pairing
+    /// earbuds that refuse an unpaired host, and `systole pair`, need one.
+    private func keepAgentRegistered() async {
+        let events = client.events()
+        if client.isServiceRunning { try? await agent.register(with: client) }
+        for await event in events {
+            if case .serviceStarted = event { try? await agent.register(with: client) }
+        }
     }
 
     private func follow(_ sensor: HeartRateSensor, index: Int) async {
