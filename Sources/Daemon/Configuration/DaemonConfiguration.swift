@@ -77,10 +77,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(Error) -> DaemonConfiguration {
         var configuration = DaemonConfiguration(environment: environment)
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
+        // Read through a handle, so a device such as /dev/null (no configuration) reads as empty.
+        guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.readToEnd() ?? Data() else {
             if optional, !FileManager.default.fileExists(atPath: path) { return configuration }
             throw Error(
                 file: path,
@@ -89,6 +87,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
                     ? "cannot be read (check its permissions)"
                     : "does not exist; create it (see systemd/systoled.toml.example) or leave out --config"
             )
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw Error(file: path, line: 0, reason: "is not UTF-8 text")
         }
         try configuration.apply(text, file: path)
         return configuration
