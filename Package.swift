@@ -123,7 +123,9 @@ let package = Package(
         .testTarget(name: "WorkoutKitTests", dependencies: ["WorkoutKit"]),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["Daemon", "BlueZ", "DBus", "HeartRateProfile", "WorkoutKit", "SystoleTestSupport"]
+            dependencies: [
+                "Daemon", "BlueZ", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit", "SystoleTestSupport",
+            ]
         ),
         .testTarget(
             name: "HealthStoreTests",

@@ -145,7 +145,13 @@ public func buildDaemon(
     }
 
     let sensors = SensorManager(client: client, sensors: configuration.sensors, adapter: configuration.adapter)
-    let workouts = WorkoutManager(store: store, sensors: sensors, sampleTypes: configuration.sampleTypes, clock: clock)
+    let workouts = WorkoutManager(
+        store: store,
+        sensors: sensors,
+        sampleTypes: configuration.sampleTypes,
+        clock: clock,
+        logger: logger
+    )
     let control = ControlService(
         connection: connection,
         client: client,

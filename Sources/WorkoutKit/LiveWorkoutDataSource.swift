@@ -73,6 +73,8 @@ public actor LiveWorkoutDataSource {
     private var builder: LiveWorkoutBuilder?
     /// Types the sensors have produced data for since collection began.
     public private(set) var generatedTypes: Set<SampleType> = []
+    /// Why the builder last refused sensor samples (a full disk, say), if it did.
+    public private(set) var lastDeliveryError: (any Error)?
     private var lastEnergy: [String: UInt16] = [:]
     private var lastEnergyDate: [String: Date] = [:]
     private var sensorTasks: [Task<Void, Never>] = []
@@ -217,6 +219,7 @@ public actor LiveWorkoutDataSource {
             try await builder.add(collected)
             return true
         } catch {
+            lastDeliveryError = error
             return false
         }
     }

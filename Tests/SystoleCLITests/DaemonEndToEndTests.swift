@@ -326,12 +326,16 @@ import Testing
             )
             #expect(try await s.systole("start", "--activity", "rowing").status == 0)
             // Wait for State = running, with the current workout and a heart rate alongside.
-            let running = try await withTimeout(.seconds(10), "State running") {
+            // Each signal carries only what changed; the latest value of each property is kept.
+            let running = try await withTimeout(.seconds(10), "State running, with a heart rate") {
+                var latest: [String: DBusValue] = [:]
                 for try await signal in changes {
-                    let changed = signal.arguments[1].propertyMap ?? [:]
-                    if changed["State"] == .string("running") { return changed }
+                    latest.merge(signal.arguments[1].propertyMap ?? [:]) { $1 }
+                    if latest["State"] == .string("running"), latest["HeartRate"]?.propertyMap?["bpm"] != nil {
+                        return latest
+                    }
                 }
-                return [:]
+                return latest
             }
             #expect(running["CurrentWorkout"]?.propertyMap?["activity"] == .string("rowing"))
             #expect(running["HeartRate"]?.propertyMap?["bpm"] != nil)
@@ -368,6 +372,15 @@ import Testing
             let unknown = try await s.systole("pair", "00:11:22:33:44:55")
             #expect(unknown.status == 1)
             #expect(unknown.standardError.contains("bluetoothd does not know 00:11:22:33:44:55"))
+        }
+    }
+
+    @Test func aLostBusStopsTheDaemonSoSystemdRestartsIt() async throws {
+        try await withSetup { s in
+            s.bus.stop()
+            let status = try await withTimeout(.seconds(10), "systoled exiting") { try await s.daemon.waitForExit() }
+            #expect(status != 0)
+            #expect(await s.daemon.standardError().contains("the D-Bus connection was lost"))
         }
     }
 

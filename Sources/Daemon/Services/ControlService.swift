@@ -342,9 +342,17 @@ final class ControlService: Service, Sendable {
         let devices = try await bluetooth { () async throws -> [BluetoothDevice] in
             let adapter = try client.adapter(named: adapter)
             try await adapter.setDiscoveryFilter(uuids: [.heartRateService])
-            try await adapter.startDiscovery()
+            // A sensor still searching may have discovery running already on this connection; then it is
+            // shared, and left running for the sensor.
+            var started = true
+            do {
+                try await adapter.startDiscovery()
+            } catch {
+                guard let refusal = error as? BlueZError, refusal.kind == .inProgress else { throw error }
+                started = false
+            }
             try? await Task.sleep(for: .seconds(seconds))
-            try? await adapter.stopDiscovery()
+            if started { try? await adapter.stopDiscovery() }
             return adapter.devices.filter { $0.uuids.contains(.heartRateService) }
         }
         let map = DBusType.propertyMap
@@ -386,7 +394,18 @@ final class ControlService: Service, Sendable {
     private func pair(_ call: DBusMethodCall) async throws(DBusError) -> [DBusValue] {
         let device = try device(call)
         try await bluetooth {
-            if !device.isPaired { try await device.pair() }
+            if !device.isPaired {
+                do {
+                    try await device.pair()
+                } catch {
+                    // The sensor manager may be pairing the same sensor (earbuds ask for it): wait for that.
+                    guard let refusal = error as? BlueZError,
+                        refusal.kind == .inProgress || refusal.kind == .alreadyExists
+                    else { throw error }
+                    for _ in 0..<200 where !device.isPaired { try await Task.sleep(for: .milliseconds(100)) }
+                    guard device.isPaired else { throw error }
+                }
+            }
             try await device.setTrusted(true)
         }
         return []

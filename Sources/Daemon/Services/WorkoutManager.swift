@@ -2,6 +2,7 @@ import BlueZ
 import Foundation
 import HealthStore
 import HeartRateProfile
+import Logging
 import ServiceLifecycle
 import WorkoutKit
 
@@ -69,7 +70,16 @@ actor WorkoutManager: Service {
     /// Each comes with the workout as it was when the reading was recorded.
     nonisolated let recorded = Broadcast<(DaemonReading, WorkoutSnapshot)>()
 
-    init(store: SQLiteHealthStore, sensors: SensorManager, sampleTypes: Set<SampleType>, clock: any WorkoutClock) {
+    private let logger: Logger
+
+    init(
+        store: SQLiteHealthStore,
+        sensors: SensorManager,
+        sampleTypes: Set<SampleType>,
+        clock: any WorkoutClock,
+        logger: Logger
+    ) {
+        self.logger = logger
         self.store = store
         self.sensors = sensors
         self.sampleTypes = sampleTypes
@@ -131,6 +141,10 @@ actor WorkoutManager: Service {
         Task {
             let stored = await current.source.receive(measurement, from: device)
             let now = await self.snapshot
+            if !stored, now.state == .running || now.state == .paused {
+                let reason = await current.source.lastDeliveryError.map { "\($0)" } ?? "unknown"
+                self.logger.error("a reading of \(reading.reading.sensor) could not be stored: \(reason)")
+            }
             // A line says "running" or "paused" only for a reading the workout stored. One that arrived during
             // the countdown, or as the workout ended, is logged with the state it arrived in.
             let recording = now.state == .running || now.state == .paused
