@@ -1,4 +1,5 @@
 import BlueZ
+import ControlAPI
 import Foundation
 import Glibc
 import HeartRateProfile
@@ -95,7 +96,7 @@ enum LiveLogLine {
             if let energy = m.energyExpended { parts.append("energy=\(energy)kJ") }
         }
         parts.append("state=\(snapshot.stateName)")
-        if snapshot.workoutID != nil { parts.append("elapsed=\(duration(snapshot.elapsed))") }
+        if snapshot.workoutID != nil { parts.append("elapsed=\(formatElapsed(snapshot.elapsed))") }
         return parts.joined(separator: " ")
     }
 
@@ -140,9 +141,4 @@ enum LiveLogLine {
         )
     }
 
-    /// `HH:MM:SS`.
-    static func duration(_ seconds: Double) -> String {
-        let total = Int(max(0, seconds))
-        return String(format: "%02d:%02d:%02d", total / 3600, total / 60 % 60, total % 60)
-    }
 }

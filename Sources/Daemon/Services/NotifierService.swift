@@ -1,3 +1,4 @@
+import ControlAPI
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -46,7 +47,7 @@ final class NotifierService: Service, Sendable {
         {
             parts.append("\(bpm) bpm")
         }
-        parts.append(LiveLogLine.duration(snapshot.elapsed))
+        parts.append(formatElapsed(snapshot.elapsed))
         return parts.joined(separator: " · ")
     }
 

@@ -124,9 +124,3 @@ func printJSON(_ object: Any) {
     let data = (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])) ?? Data()
     print(String(decoding: data, as: UTF8.self))
 }
-
-/// `HH:MM:SS`.
-func formatDuration(_ seconds: Double) -> String {
-    let total = Int(max(0, seconds))
-    return String(format: "%02d:%02d:%02d", total / 3600, total / 60 % 60, total % 60)
-}

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ControlAPI
 import Foundation
 
 /// `systole tail [-f] [--json]`: the live bpm log systoled writes, in either form whatever form the file has.
@@ -120,7 +121,7 @@ enum LiveLogText {
         }
         if let energy = object["energy"] as? Int { parts.append("energy=\(energy)kJ") }
         if let state = object["state"] as? String { parts.append("state=\(state)") }
-        if let elapsed = object["elapsed"] as? Double { parts.append("elapsed=\(formatDuration(elapsed))") }
+        if let elapsed = object["elapsed"] as? Double { parts.append("elapsed=\(formatElapsed(elapsed))") }
         return parts.joined(separator: " ")
     }
 }

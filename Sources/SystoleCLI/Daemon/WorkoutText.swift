@@ -1,3 +1,4 @@
+import ControlAPI
 import DBus
 import Foundation
 
@@ -7,7 +8,7 @@ enum WorkoutText {
     static func summary(_ workout: [String: DBusValue]) -> String {
         var parts: [String] = []
         parts.append(workout["activity"]?.string ?? "workout")
-        parts.append(formatDuration(workout["duration"]?.number ?? workout["elapsed"]?.number ?? 0))
+        parts.append(formatElapsed(workout["duration"]?.number ?? workout["elapsed"]?.number ?? 0))
         let statistics = workout["statistics"]?.map ?? [:]
         let heartRate = statistics["heartRate"]?.map ?? workout["heartRate"]?.map ?? [:]
         if let average = heartRate["average"]?.number { parts.append("avg \(Int(average.rounded())) bpm") }
