@@ -19,7 +19,7 @@ BIN=$(swift build --show-bin-path)
 
 LOG=$(mktemp /tmp/systole-real-bluez.XXXXXX)
 set +e
-"$HARNESS" --timeout 400 --keep -- bash "$PWD/scripts/real-bluez/in-vm.sh" "$BIN" "$WORKOUT" > "$LOG" 2>&1
+"$HARNESS" --timeout 600 --keep -- bash "$PWD/scripts/real-bluez/in-vm.sh" "$BIN" "$WORKOUT" > "$LOG" 2>&1
 status=$?
 set -e
 cat "$LOG"
@@ -50,11 +50,18 @@ check(90 <= hr.get("minimum", 0) and hr.get("maximum", 999) <= 130,
 check(workout.get("pauses") == 1, "the pause was recorded")
 energy = workout.get("statistics", {}).get("activeEnergyBurned", {}).get("sum")
 check(energy is not None and energy % 10 == 0, f"energy comes in steps of 10 kJ ({energy})")
+# live.log ends with the first workout; the faulted one restarts the peripheral, whose energy count restarts.
 lines = [l for l in open(f"{out}/live.log").read().splitlines() if " bpm=" in l]
 check(lines and all("contact=yes" in l for l in lines), "every reading says contact detected (flags 0x06)")
 with_energy = [i for i, l in enumerate(lines) if "energy=" in l]
 steps = {b - a for a, b in zip(with_energy, with_energy[1:])}
 check(len(with_energy) >= 2 and steps == {10}, f"energy on every 10th notification (gaps {sorted(steps)})")
+import os
+if os.path.exists(f"{out}/workout-faults.json"):
+    faults = json.load(open(f"{out}/workout-faults.json"))
+    fhr = faults.get("statistics", {}).get("heartRate", {})
+    check(faults.get("gaps") == 1, f"the time systoled was down is marked as a gap ({faults.get('gaps')})")
+    check(fhr.get("count", 0) >= 10, f"the faulted workout kept collecting ({fhr.get('count')} readings)")
 print(f"{len(lines)} readings in the live log; {len(problems)} problem(s)")
 sys.exit(1 if problems else 0)
 PY

@@ -144,7 +144,12 @@ public func buildDaemon(
         throw DaemonStartError(description: "\(error)", exitCode: 73)
     }
 
-    let sensors = SensorManager(client: client, sensors: configuration.sensors, adapter: configuration.adapter)
+    let sensors = SensorManager(
+        client: client,
+        sensors: configuration.sensors,
+        adapter: configuration.adapter,
+        logger: logger
+    )
     let workouts = WorkoutManager(
         store: store,
         sensors: sensors,

@@ -48,5 +48,59 @@ step "systole end"
 step "the live log (first and last lines)"
 cp "$STATE/live.log" "$OUT/live.log"
 head -3 "$OUT/live.log"; echo "…"; tail -3 "$OUT/live.log"
+[ "${FAULTS:-1}" = 1 ] || { kill "$DAEMON"; wait "$DAEMON"; echo "systoled exited with $?"; exit 0; }
+
+# Faults with the real stack, during a second workout. After each, wait (at most 90 s) for readings again.
+EX=/usr/share/doc/bluez-test-scripts/examples
+start_peripheral() {
+  python3 "$BZVM_LIB/run-example.py" /org/bluez/hci0 "$EX/example-gatt-server" >> "$OUT/peripheral-gatt.log" 2>&1 &
+}
+readings_after() { # unix time -> succeeds once the live log has a heart rate received after it
+  python3 - "$STATE/live.log" "$1" <<'PY'
+import datetime, sys
+after = float(sys.argv[2])
+for line in open(sys.argv[1]):
+    if " bpm=" in line and "state=running" in line:
+        t = datetime.datetime.strptime(line[:23], "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=datetime.timezone.utc)
+        if t.timestamp() > after: sys.exit(0)
+sys.exit(1)
+PY
+}
+wait_for_readings() { # label
+  local since=$(date +%s.%N)
+  for i in $(seq 180); do
+    if readings_after "$since"; then echo "readings again after $(( i / 2 )) s ($1)"; return 0; fi
+    sleep 0.5
+  done
+  echo "systoled's log:"; tail -n 30 "$OUT/systoled.err"
+  fail "no readings within 90 s after $1"
+}
+step "second workout, with faults"
+"$BIN/systole" start --activity rowing --location indoor || fail "start"
+sleep 5
+step "stop the peripheral's GATT server and start it again"
+pkill -f example-gatt-server; sleep 3
+start_peripheral
+wait_for_readings "the peripheral came back"
+"$BIN/systole" sensors
+step "restart bluetoothd (the peripheral's registrations go with it, so it starts again too)"
+pkill -f example-gatt-server; pkill -f hr-advertisement.py; pkill -x bluetoothd; sleep 1
+/usr/libexec/bluetooth/bluetoothd -n -E >> "$OUT/bluetoothd-restarted.log" 2>&1 &
+for _ in $(seq 50); do dbus-send --system --print-reply --dest=org.bluez /org/bluez/hci0 org.freedesktop.DBus.Properties.Get string:org.bluez.Adapter1 string:Powered 2>/dev/null | grep -q true && break; sleep 0.2; done
+start_peripheral
+python3 "$BZVM_LIB/hr-advertisement.py" /org/bluez/hci0 >> "$OUT/peripheral-adv.log" 2>&1 &
+wait_for_readings "bluetoothd restarted"
+step "SIGKILL systoled and start it again"
+kill -9 "$DAEMON"; wait "$DAEMON" 2>/dev/null
+"$BIN/systoled" --config /dev/null --adapter "$BZ_CENTRAL_ADAPTER" --sensor "$ADDR" \
+  --store "$STATE/health.sqlite" --live-log "$STATE/live.log" 2>> "$OUT/systoled.err" &
+DAEMON=$!
+for _ in $(seq 100); do "$BIN/systole" status > /dev/null 2>&1 && break; sleep 0.2; done
+"$BIN/systole" status
+wait_for_readings "systoled was killed and restarted"
+sleep 3
+step "systole end (second workout)"
+"$BIN/systole" end --json | tee "$OUT/workout-faults.json"
+cp "$STATE/live.log" "$OUT/live-all.log"
 kill "$DAEMON"; wait "$DAEMON"
 echo "systoled exited with $?"

@@ -1,6 +1,7 @@
 import BlueZ
 import Foundation
 import HeartRateProfile
+import Logging
 import ServiceLifecycle
 import Synchronization
 
@@ -39,7 +40,10 @@ final class SensorManager: Service, Sendable {
     private let statuses: Mutex<[Int: SensorStatus]>
     private let agent = PairingAgent()
 
-    init(client: BlueZClient, sensors: [DaemonConfiguration.Sensor], adapter: String?) {
+    private let logger: Logger
+
+    init(client: BlueZClient, sensors: [DaemonConfiguration.Sensor], adapter: String?, logger: Logger) {
+        self.logger = logger
         self.client = client
         targets = sensors.map { sensor in
             switch sensor {
@@ -93,6 +97,10 @@ final class SensorManager: Service, Sendable {
 
     private func follow(_ sensor: HeartRateSensor, index: Int) async {
         for await event in sensor.events {
+            // Connection changes go to the journal: they are what explains a gap in a workout.
+            if case .state(let state) = event {
+                logger.info("sensor \(sensor.address?.description ?? "any"): \(state)")
+            }
             update(index) { status in
                 switch event {
                 case .state(let state):
