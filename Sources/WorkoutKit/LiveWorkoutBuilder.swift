@@ -113,8 +113,16 @@ public actor LiveWorkoutBuilder {
         continuation.yield(.collectedData(types))
     }
 
+    /// Records the device a sample came from. A sensor is one device per address, whatever name bluetoothd
+    /// shows at the moment (it changes from the advertised name to the GAP name once connected): the latest
+    /// description replaces the earlier one.
     private func include(device: Device?) {
-        if let device, !devices.contains(device) { devices.append(device) }
+        guard let device, !devices.contains(device) else { return }
+        if let address = device.address, let index = devices.firstIndex(where: { $0.address == address }) {
+            devices[index] = device
+        } else {
+            devices.append(device)
+        }
     }
 
     /// Adds events: laps (which never overlap), markers, segments (which may), pause and resume.

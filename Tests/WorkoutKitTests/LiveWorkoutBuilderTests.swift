@@ -186,6 +186,30 @@ import Testing
         #expect(try await WorkoutSession.recoverActiveWorkoutSession(store: store) == nil)
     }
 
+    @Test func aSensorIsOneDeviceWhateverNameItShows() async throws {
+        let (session, builder, _) = await session()
+        try await session.startActivity(at: t0)
+        try await builder.beginCollection(at: t0)
+        func reading(_ name: String, address: String, at seconds: Double) -> Sample {
+            let date = t0.addingTimeInterval(seconds)
+            return .quantity(
+                QuantitySample(
+                    type: .heartRate,
+                    quantity: Quantity(100, .countPerMinute),
+                    start: date,
+                    end: date,
+                    device: Device(name: name, address: address)
+                )
+            )
+        }
+        try await builder.add([reading("BZ-HRM", address: "00:AA:01:00:00:00", at: 1)])
+        try await builder.add([reading("BlueZ 5.66", address: "00:AA:01:00:00:00", at: 2)])
+        try await builder.add([reading("Strap", address: "A0:9E:1A:00:00:01", at: 3)])
+        try await builder.endCollection(at: t0.addingTimeInterval(4))
+        let workout = try await builder.finishWorkout()
+        #expect(workout.devices.map(\.name) == ["BlueZ 5.66", "Strap"])
+    }
+
     @Test func aChangeThatCannotBeJournaledIsReportedNotHidden() async throws {
         let store = JournalFailingStore()
         let clock = ManualWorkoutClock(t0)
