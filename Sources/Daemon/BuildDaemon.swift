@@ -18,7 +18,10 @@ public struct DaemonOptions: ParsableArguments {
     @Option(help: "The SQLite store (default: $STATE_DIRECTORY/health.sqlite, else /var/lib/systole/health.sqlite).")
     public var store: String?
 
-    @Option(name: .customLong("live-log"), help: "The live bpm log (default: $LOGS_DIRECTORY/live.log).")
+    @Option(
+        name: .customLong("live-log"),
+        help: "The live bpm log (default: $LOGS_DIRECTORY/live.log, else /var/log/systole/live.log)."
+    )
     public var liveLog: String?
 
     @Option(help: "The Bluetooth adapter, like hci0 (default: the first powered one).")

@@ -106,8 +106,6 @@ enum QuantitySeries {
         /// The last key used: readings of one sensor arrive in runs, so most need no hashing at all.
         private var last: (key: Key, at: Int)?
 
-        var isEmpty: Bool { series.isEmpty }
-
         mutating func add(
             _ sample: QuantitySample,
             value: Double,

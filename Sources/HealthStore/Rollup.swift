@@ -76,26 +76,18 @@ enum Rollup {
         }
     }
 
-    /// Recomputes roll-ups from the samples (after deletions, and when the table is first made).
-    static func rebuild(_ db: Database, where condition: String, arguments: StatementArguments = []) throws {
-        try db.execute(
-            sql: """
-                INSERT OR REPLACE INTO rollup (type, bucket, readings, total, weighted, minimum, maximum)
-                SELECT type, CAST(startDate / 900 AS INTEGER), SUM(count), SUM(value), SUM(value * count),
-                       MIN(IFNULL(minimum, value)), MAX(IFNULL(maximum, value))
-                FROM quantitySample WHERE \(condition)
-                GROUP BY type, CAST(startDate / 900 AS INTEGER)
-                """,
-            arguments: arguments
-        )
-    }
-
+    /// Recomputes one bucket's roll-up from the samples (after deletions).
     static func rebuild(_ db: Database, type: String, bucket: Int64) throws {
         try db.execute(sql: "DELETE FROM rollup WHERE type = ? AND bucket = ?", arguments: [type, bucket])
-        try rebuild(
-            db,
-            where: "type = ? AND startDate >= ? AND startDate < ?",
-            arguments: [type, Double(bucket) * seconds, Double(bucket + 1) * seconds]
+        try db.execute(
+            sql: """
+                INSERT INTO rollup (type, bucket, readings, total, weighted, minimum, maximum)
+                SELECT type, ?, SUM(count), SUM(value), SUM(value * count),
+                       MIN(IFNULL(minimum, value)), MAX(IFNULL(maximum, value))
+                FROM quantitySample WHERE type = ? AND startDate >= ? AND startDate < ?
+                GROUP BY type
+                """,
+            arguments: [bucket, type, Double(bucket) * seconds, Double(bucket + 1) * seconds]
         )
     }
 

@@ -105,7 +105,7 @@ enum Schema {
                     ) WITHOUT ROWID;
                     """
             )
-            // Migrations are frozen: this is the roll-up of the v4 schema (later ones use Rollup.rebuild).
+            // Migrations are frozen: this is the roll-up of the v4 schema, spelled out here.
             try db.execute(
                 sql: """
                     INSERT INTO rollup (type, bucket, readings, total, weighted, minimum, maximum)

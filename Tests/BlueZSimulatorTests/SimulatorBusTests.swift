@@ -43,6 +43,11 @@ import Testing
             throw DBusError(.timeout, "services of \(path) were not resolved")
         }
 
+        /// Calls `org.bluez.AgentManager1.<method>` on `/org/bluez`.
+        func agentManager(_ method: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
+            try await call("/org/bluez", "org.bluez.AgentManager1", method, arguments)
+        }
+
         /// Waits until discovery has made the device at `path` (it appears a moment after StartDiscovery).
         func waitForDevice(_ path: String) async throws {
             for _ in 0..<500 {
@@ -164,36 +169,16 @@ import Testing
             }
             #expect(remove?.name == "org.bluez.Error.DoesNotExist")
             let capability = await bluezError {
-                _ = try await f.call(
-                    "/org/bluez",
-                    "org.bluez.AgentManager1",
-                    "RegisterAgent",
-                    [.objectPath("/a"), .string("Telepathy")]
-                )
+                _ = try await f.agentManager("RegisterAgent", [.objectPath("/a"), .string("Telepathy")])
             }
             #expect(capability?.name == "org.bluez.Error.InvalidArguments")
-            _ = try await f.call(
-                "/org/bluez",
-                "org.bluez.AgentManager1",
-                "RegisterAgent",
-                [.objectPath("/a"), .string("NoInputNoOutput")]
-            )
+            _ = try await f.agentManager("RegisterAgent", [.objectPath("/a"), .string("NoInputNoOutput")])
             let twice = await bluezError {
-                _ = try await f.call(
-                    "/org/bluez",
-                    "org.bluez.AgentManager1",
-                    "RegisterAgent",
-                    [.objectPath("/a"), .string("NoInputNoOutput")]
-                )
+                _ = try await f.agentManager("RegisterAgent", [.objectPath("/a"), .string("NoInputNoOutput")])
             }
             #expect(twice?.name == "org.bluez.Error.AlreadyExists")
             let notMine = await bluezError {
-                _ = try await f.call(
-                    "/org/bluez",
-                    "org.bluez.AgentManager1",
-                    "RequestDefaultAgent",
-                    [.objectPath("/b")]
-                )
+                _ = try await f.agentManager("RequestDefaultAgent", [.objectPath("/b")])
             }
             #expect(notMine?.name == "org.bluez.Error.DoesNotExist")
         }

@@ -249,7 +249,7 @@ final class ControlService: Service, Sendable {
         do {
             return try await body()
         } catch {
-            throw DBusError(name: "org.systole.Error.\(error.kind.rawValue)", message: error.message)
+            throw DBusError(name: error.kind.errorName, message: error.message)
         }
     }
 
@@ -455,7 +455,11 @@ final class ControlService: Service, Sendable {
         let typeName = try Self.text(call, 0, "a sample type")
         let intervalName = try Self.text(call, 1, "an interval")
         guard let type = QuantityType(identifier: typeName) else {
-            throw DBusError(name: ControlAPI.ErrorName.invalidArguments, message: "unknown sample type '\(typeName)'")
+            throw DBusError(
+                name: ControlAPI.ErrorName.invalidArguments,
+                message: "unknown sample type '\(typeName)'; known: "
+                    + QuantityType.known.map(\.identifier).joined(separator: ", ")
+            )
         }
         guard let interval = Self.interval(intervalName) else {
             throw DBusError(

@@ -1,4 +1,5 @@
 import BlueZ
+import ControlAPI
 import Foundation
 import HealthStore
 import HeartRateProfile
@@ -6,18 +7,28 @@ import Logging
 import ServiceLifecycle
 import WorkoutKit
 
-/// Why a workout command was refused; each becomes its own D-Bus error name.
+/// Why a workout command was refused; each becomes its own D-Bus error name (``ControlAPI/ErrorName``).
 public struct WorkoutCommandError: Error, Equatable, CustomStringConvertible {
-    public enum Kind: String, Sendable {
+    public enum Kind: Sendable {
         /// A workout is already ongoing (HealthKit's intent response "failure: ongoing workout").
-        case ongoingWorkout = "OngoingWorkout"
-        case noWorkout = "NoWorkout"
+        case ongoingWorkout
+        case noWorkout
         /// The session cannot make that change from its state (pause while paused, …).
-        case invalidState = "InvalidState"
-        case invalidArguments = "InvalidArguments"
-        case notFound = "NotFound"
+        case invalidState
+        case invalidArguments
         /// The store failed (a full disk, say).
-        case store = "Store"
+        case store
+
+        /// The D-Bus error name the control API replies with.
+        public var errorName: String {
+            switch self {
+            case .ongoingWorkout: ControlAPI.ErrorName.ongoingWorkout
+            case .noWorkout: ControlAPI.ErrorName.noWorkout
+            case .invalidState: ControlAPI.ErrorName.invalidState
+            case .invalidArguments: ControlAPI.ErrorName.invalidArguments
+            case .store: ControlAPI.ErrorName.store
+            }
+        }
     }
 
     public var kind: Kind
@@ -247,7 +258,13 @@ actor WorkoutManager: Service {
         do {
             try await current.session.pause()
         } catch {
-            throw WorkoutCommandError(.invalidState, "cannot pause: \(error)")
+            let state = await current.session.state
+            throw WorkoutCommandError(
+                .invalidState,
+                state == .paused
+                    ? "the workout is already paused; resume it with 'systole resume'"
+                    : "only a running workout can be paused (this one is \(state))"
+            )
         }
         changes.publish(())
     }
@@ -257,7 +274,13 @@ actor WorkoutManager: Service {
         do {
             try await current.session.resume()
         } catch {
-            throw WorkoutCommandError(.invalidState, "cannot resume: \(error)")
+            let state = await current.session.state
+            throw WorkoutCommandError(
+                .invalidState,
+                state == .running
+                    ? "the workout is already running; pause it with 'systole pause'"
+                    : "only a paused workout can be resumed (this one is \(state))"
+            )
         }
         changes.publish(())
     }

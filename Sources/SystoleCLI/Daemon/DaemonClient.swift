@@ -4,7 +4,7 @@ import DBus
 import Foundation
 
 /// Options of every command that talks to systoled.
-struct DaemonOptions: ParsableArguments {
+struct ControlOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
             "Bus where systoled is: 'system' (default, or $SYSTOLE_BUS), 'session', or an address (unix:path=…).",

@@ -8,7 +8,7 @@ struct StatusCommand: AsyncParsableCommand {
         commandName: "status",
         abstract: "Show the workout's state, elapsed time, heart rate and sensors."
     )
-    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var daemon: ControlOptions
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
@@ -47,7 +47,7 @@ struct SensorsCommand: AsyncParsableCommand {
         commandName: "sensors",
         abstract: "List the sensors systoled keeps connected, with battery, location and contact."
     )
-    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var daemon: ControlOptions
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
@@ -80,7 +80,7 @@ struct PairCommand: AsyncParsableCommand {
         abstract: "Pair with and trust a sensor (find its address with 'systole scan')."
     )
     @Argument(help: "The sensor's address, like A0:9E:1A:12:34:56.") var address: String
-    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var daemon: ControlOptions
 
     func run() async throws {
         _ = try await daemon.connect().call("Pair", [.string(address)], timeout: .seconds(70))
@@ -94,7 +94,7 @@ struct ForgetCommand: AsyncParsableCommand {
         abstract: "Remove a sensor's pairing from bluetoothd."
     )
     @Argument(help: "The sensor's address.") var address: String
-    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var daemon: ControlOptions
 
     func run() async throws {
         _ = try await daemon.connect().call("Forget", [.string(address)])
@@ -113,7 +113,7 @@ struct WorkoutsCommand: AsyncParsableCommand {
 
     struct ListWorkouts: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "List finished workouts.")
-        @OptionGroup var daemon: DaemonOptions
+        @OptionGroup var daemon: ControlOptions
         @Flag(help: "Print JSON.") var json = false
 
         func run() async throws {
@@ -135,7 +135,7 @@ struct WorkoutsCommand: AsyncParsableCommand {
             abstract: "Show a workout's statistics and its heart rate per minute as a chart."
         )
         @Argument(help: "The workout's id (its first characters are enough).") var id: String
-        @OptionGroup var daemon: DaemonOptions
+        @OptionGroup var daemon: ControlOptions
         @Flag(help: "Print JSON.") var json = false
 
         func run() async throws {
@@ -175,7 +175,7 @@ struct StatsCommand: AsyncParsableCommand {
     @Option(help: "Bucket size: a number and m, h, d or w (1m, 15m, 1h, 1d, 1w).") var interval = "1h"
     @Option(help: "Start, as ISO 8601 (2026-11-22 or 2026-11-22T08:00:00Z); default 24 hours ago.") var from: String?
     @Option(help: "End, as ISO 8601; default now.") var to: String?
-    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var daemon: ControlOptions
     @Flag(help: "Print JSON.") var json = false
 
     static func date(_ text: String) -> Date? {

@@ -22,7 +22,7 @@ struct StartCommand: AsyncParsableCommand {
 
     @Option(help: "The activity (see above).") var activity = "other"
     @Option(help: "indoor, outdoor or unknown.") var location = "unknown"
-    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var daemon: ControlOptions
 
     func validate() throws {
         guard activityNames.contains(activity) else {
@@ -72,7 +72,7 @@ struct PauseCommand: AsyncParsableCommand {
         commandName: "pause",
         abstract: "Pause the workout (time and samples while paused do not count)."
     )
-    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var daemon: ControlOptions
 
     func run() async throws {
         _ = try await daemon.connect().call("PauseWorkout")
@@ -82,7 +82,7 @@ struct PauseCommand: AsyncParsableCommand {
 
 struct ResumeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "resume", abstract: "Resume the paused workout.")
-    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var daemon: ControlOptions
 
     func run() async throws {
         _ = try await daemon.connect().call("ResumeWorkout")
@@ -95,7 +95,7 @@ struct CancelCommand: AsyncParsableCommand {
         commandName: "cancel",
         abstract: "Drop the workout and everything it collected."
     )
-    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var daemon: ControlOptions
 
     func run() async throws {
         _ = try await daemon.connect().call("CancelWorkout")
@@ -109,7 +109,7 @@ struct EndCommand: AsyncParsableCommand {
         commandName: "end",
         abstract: "End the workout, save it and print its summary."
     )
-    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var daemon: ControlOptions
     @Flag(help: "Print the saved workout as JSON.") var json = false
 
     func run() async throws {
@@ -132,7 +132,7 @@ struct AddCommand: AsyncParsableCommand {
 
     @Argument(help: "water or energy.") var type: String
     @Argument(help: "An amount with its unit: 250ml, 0.5l, 50kcal, 200kJ.") var amount: String
-    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var daemon: ControlOptions
 
     static let types = ["water": "dietaryWater", "energy": "activeEnergyBurned"]
     static let units = ["ml": "mL", "l": "L", "kcal": "kcal", "kj": "kJ"]
