@@ -31,4 +31,14 @@ public enum StatisticsInterval: Hashable, Sendable {
         case .weeks(let n): DateComponents(day: 7 * n)
         }
     }
+
+    /// The length of one bucket, ignoring daylight-saving changes (which move a day by at most an hour).
+    public var nominalLength: TimeInterval {
+        switch self {
+        case .minutes(let n): Double(n) * 60
+        case .hours(let n): Double(n) * 3600
+        case .days(let n): Double(n) * 86_400
+        case .weeks(let n): Double(n) * 604_800
+        }
+    }
 }

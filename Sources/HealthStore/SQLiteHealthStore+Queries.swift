@@ -63,21 +63,42 @@ extension SQLiteHealthStore {
         interval: StatisticsInterval
     ) async throws -> [Statistics] {
         try await flush()
-        let buckets = Self.buckets(from: start, to: end, anchor: anchor, interval: interval, calendar: calendar)
+        let calendar = calendar
         return try await read("computing \(type) statistics by \(interval)") { db in
-            try buckets.compactMap { bucket in
+            // Only the stretch that holds samples is walked, so a range of years costs what its samples cost.
+            let occupied = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT MIN(startDate) AS first, MAX(startDate) AS last
+                        FROM quantitySample WHERE type = ? AND startDate >= ? AND startDate < ?
+                        """
+                ),
+                arguments: [type.identifier, start.timeIntervalSince1970, end.timeIntervalSince1970]
+            )
+            guard let first = occupied?["first"] as Double?, let last = occupied?["last"] as Double? else { return [] }
+            let buckets = Self.buckets(
+                from: start,
+                to: end,
+                anchor: anchor,
+                interval: interval,
+                calendar: calendar,
+                occupied: Date(timeIntervalSince1970: first)...Date(timeIntervalSince1970: last)
+            )
+            return try buckets.compactMap { bucket in
                 try Self.statistics(of: type, from: bucket.start, to: bucket.end, db)
             }
         }
     }
 
-    /// Bucket boundaries: steps of `interval` from `anchor`, forwards and backwards, counted in the calendar.
+    /// Bucket boundaries: steps of `interval` from `anchor`, forwards and backwards, counted in the calendar,
+    /// covering `[start, end)`, or only its buckets that overlap `occupied` when given.
     static func buckets(
         from start: Date,
         to end: Date,
         anchor: Date,
         interval: StatisticsInterval,
-        calendar: Calendar
+        calendar: Calendar,
+        occupied: ClosedRange<Date>? = nil
     ) -> [(start: Date, end: Date)] {
         func boundary(_ n: Int) -> Date {
             var components = interval.components
@@ -86,12 +107,13 @@ extension SQLiteHealthStore {
             components.day = components.day.map { $0 * n }
             return calendar.date(byAdding: components, to: anchor) ?? anchor
         }
-        // Find the bucket holding `start`, then walk to `end`.
-        var n = 0
-        while boundary(n) > start { n -= 1 }
-        while boundary(n + 1) <= start { n += 1 }
+        let first = max(start, occupied?.lowerBound ?? start)
+        // Jump close to the bucket holding `first` (a calendar day is 23 to 25 hours), then step onto it.
+        var n = Int((first.timeIntervalSince(anchor) / interval.nominalLength).rounded(.down))
+        while boundary(n) > first { n -= 1 }
+        while boundary(n + 1) <= first { n += 1 }
         var result: [(Date, Date)] = []
-        while boundary(n) < end {
+        while boundary(n) < end, occupied.map({ boundary(n) <= $0.upperBound }) ?? true {
             result.append((max(boundary(n), start), min(boundary(n + 1), end)))
             n += 1
         }

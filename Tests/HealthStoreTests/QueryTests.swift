@@ -98,6 +98,50 @@ import WorkoutKit
         )
     }
 
+    @Test func aRangeOfDecadesGivesTheBucketsThatHoldSamples() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let store = try SQLiteHealthStore(path: folder.path, calendar: Self.berlin)
+        // Heart rate in three minutes of one afternoon, after Berlin sprang forward.
+        let samples: [Sample] = [0, 30, 61, 150, 155].map { second in
+            let at = date("2026-03-30T14:00").addingTimeInterval(second)
+            return .quantity(
+                QuantitySample(type: .heartRate, quantity: Quantity(100 + second, .countPerMinute), start: at, end: at)
+            )
+        }
+        try store.insertNow(samples, workoutID: nil)
+        let near = try await store.statisticsCollection(
+            of: .heartRate,
+            from: date("2026-03-30T13:58"),
+            to: date("2026-03-30T14:05"),
+            anchor: date("2026-03-30T13:58"),
+            interval: .minutes(1)
+        )
+        // Minute buckets over 110 years, anchored far away: only the three that hold samples, the same ones.
+        let decades = try await store.statisticsCollection(
+            of: .heartRate,
+            from: date("1990-01-01T00:00"),
+            to: date("2100-01-01T00:00"),
+            anchor: date("1990-01-01T00:00"),
+            interval: .minutes(1)
+        )
+        let minutes = ["2026-03-30T14:00", "2026-03-30T14:01", "2026-03-30T14:02"].map(date)
+        #expect(near.map(\.startDate) == minutes)
+        #expect(decades.map(\.startDate) == minutes)
+        #expect(decades.map(\.readingCount) == [2, 1, 2])
+        #expect(decades.map { $0.averageQuantity() } == near.map { $0.averageQuantity() })
+        // Day buckets anchored in 1990 still fall on Berlin's midnight (many daylight-saving changes later).
+        let days = try await store.statisticsCollection(
+            of: .heartRate,
+            from: date("1990-01-01T00:00"),
+            to: date("2100-01-01T00:00"),
+            anchor: date("1990-01-01T00:00"),
+            interval: .days(1)
+        )
+        #expect(days.map(\.startDate) == [date("2026-03-30T00:00")])
+        #expect(days.first?.readingCount == 5)
+    }
+
     @Test func theSummaryCountsOnlyWorkoutsTheBuilderFinished() async throws {
         let folder = try TemporaryStore()
         defer { folder.remove() }

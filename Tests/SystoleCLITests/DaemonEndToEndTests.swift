@@ -107,8 +107,12 @@ import Testing
             "systole",
             ["stats", "--interval", "1d", "--from", "2000-01-01", "--json", "--bus", s.bus.address]
         )
-        let buckets = try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [[String: Any]]
-        return buckets?.reduce(0) { $0 + ($1["count"] as? Int ?? 0) } ?? 0
+        try #require(result.status == 0, "systole stats failed: \(result.standardError)")
+        let buckets = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [[String: Any]],
+            "systole stats printed \(result.standardOutput)"
+        )
+        return buckets.reduce(0) { $0 + ($1["count"] as? Int ?? 0) }
     }
 
     static func statistics(_ workout: [String: Any], _ type: String) -> [String: Any] {
@@ -312,7 +316,19 @@ import Testing
                 )
             }
             _ = try await s.json("end")
-            #expect(try await storedHeartRates(s) >= times.count)
+            let stored = try await storedHeartRates(s)
+            if stored < times.count {
+                // Say why: the daemon's own log (complete once it exited) and the live log.
+                s.daemon.signal(SIGTERM)
+                _ = try await s.daemon.waitForExit()
+                Issue.record(
+                    """
+                    \(stored) readings stored, \(times.count) logged while running
+                    systoled: \(await s.daemon.standardError())
+                    live log: \(s.liveLog().joined(separator: "\n"))
+                    """
+                )
+            }
         }
     }
 
