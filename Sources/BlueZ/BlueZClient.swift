@@ -15,6 +15,7 @@ public final class BlueZClient: Sendable {
     private struct State {
         var objects: Objects = [:]
         var serviceRunning = false
+        var serviceGeneration = 0
         var sinks: [UInt64: Sink] = [:]
         /// Sink ids by the path they watch ("" for all), so an event finds its sinks by walking up its own path
         /// instead of testing every sink (a daemon with many sensors has hundreds).
@@ -90,6 +91,10 @@ public final class BlueZClient: Sendable {
     /// Whether bluetoothd currently owns `org.bluez`.
     public var isServiceRunning: Bool { state.withLock { $0.serviceRunning } }
 
+    /// Counts the bluetoothd processes seen: it changes when bluetoothd restarts, which forgets every
+    /// registration (agents, GATT applications) made with the one before.
+    public var serviceGeneration: Int { state.withLock { $0.serviceGeneration } }
+
     // MARK: Cache
 
     /// Replaces the cache with bluetoothd's current objects (empty when it is not running).
@@ -112,6 +117,7 @@ public final class BlueZClient: Sendable {
         }
         state.withLock { state in
             state.objects = objects
+            if running && !state.serviceRunning { state.serviceGeneration += 1 }
             state.serviceRunning = running
         }
     }

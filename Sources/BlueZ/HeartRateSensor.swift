@@ -20,6 +20,9 @@ public final class HeartRateSensor: Sendable {
         public var discoveryTimeout: Duration = .seconds(10)
         /// How long bluetoothd may take to resolve services after connecting.
         public var servicesTimeout: Duration = .seconds(20)
+        /// How long after ServicesResolved the GATT objects may take to appear before a device without 0x2A37
+        /// counts as not a heart-rate sensor.
+        public var gattObjectsGrace: Duration = .seconds(2)
         /// A sensor silent for this many of its usual notification intervals is stale.
         public var staleIntervals: Double = 3
         /// Assumed interval before one has been measured.
@@ -87,15 +90,17 @@ public final class HeartRateSensor: Sendable {
     public func run() async {
         defer { continuation.finish() }
         var attempt = 0
-        var profileRegisteredOn: String?
+        // A registration lives as long as the bluetoothd it was made with: register again after a restart.
+        var profileRegisteredOn: (adapter: String, generation: Int)?
         while !Task.isCancelled {
             do {
                 if options.registersAutoConnectProfile, client.isServiceRunning {
                     let adapter = try client.adapter(named: options.adapter)
-                    if profileRegisteredOn != adapter.path {
+                    let generation = client.serviceGeneration
+                    if profileRegisteredOn?.adapter != adapter.path || profileRegisteredOn?.generation != generation {
                         let application = GattProfileApplication(root: "/org/systole/gatt/sensor\(Self.nextID())")
                         try? await application.register(on: adapter)
-                        profileRegisteredOn = adapter.path
+                        profileRegisteredOn = (adapter.path, generation)
                     }
                 }
                 let streamed = try await session()
@@ -107,7 +112,6 @@ public final class HeartRateSensor: Sendable {
                 report(.disconnected(reason: "\(error)"))
             }
             if Task.isCancelled { break }
-            if !client.isServiceRunning { profileRegisteredOn = nil }
             attempt += 1
             let delay = min(options.maximumReconnectDelay, options.initialReconnectDelay * (1 << min(attempt - 1, 16)))
             report(.waitingToReconnect(attempt: attempt, delay: delay))
@@ -232,15 +236,25 @@ public final class HeartRateSensor: Sendable {
             ?? candidates.first(where: { $0.rssi != nil })
     }
 
+    /// Waits for ServicesResolved and then for 0x2A37 to be in the cache: bluetoothd 5.66 signals
+    /// ServicesResolved before it announces the GATT objects (InterfacesAdded follows in the same burst). A device
+    /// whose services resolved without 0x2A37 gets ``Options/gattObjectsGrace`` before the session gives up on it.
     private func waitForServices(_ device: Device, _ events: AsyncStream<BlueZEvent>) async throws {
-        if device.servicesResolved { return }
+        let hasMeasurement: @Sendable () -> Bool = {
+            device.characteristic(.heartRateMeasurement, in: .heartRateService) != nil
+        }
+        if device.servicesResolved && hasMeasurement() { return }
         let timeout = options.servicesTimeout
+        let grace = options.gattObjectsGrace
+        let resolved = AsyncStream<Void>.makeStream()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
+                defer { resolved.continuation.finish() }
+                if device.servicesResolved { resolved.continuation.yield() }
                 for await event in events {
                     switch event {
                     case .propertiesChanged(let change) where change.path == device.path:
-                        if change.changed["ServicesResolved"]?.bool == true { return }
+                        if change.changed["ServicesResolved"]?.bool == true { resolved.continuation.yield() }
                         if change.changed["Connected"]?.bool == false {
                             throw BlueZError(
                                 .connectionAttemptFailed,
@@ -250,8 +264,16 @@ public final class HeartRateSensor: Sendable {
                     case .serviceStopped, .serviceStarted:
                         throw BlueZError(.disconnected, "bluetoothd restarted")
                     default:
-                        if device.servicesResolved { return }
+                        break
                     }
+                    if device.servicesResolved && hasMeasurement() { return }
+                }
+            }
+            group.addTask {
+                // Once resolved, the objects are due at once; without 0x2A37 after the grace the caller decides.
+                for await _ in resolved.stream {
+                    try await Task.sleep(for: grace)
+                    return
                 }
             }
             group.addTask {

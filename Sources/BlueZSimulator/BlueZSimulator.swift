@@ -30,6 +30,7 @@ public actor BlueZSimulator {
     /// The `GattProfile1` objects of each application, told `Release` when it is unregistered.
     var profilePaths: [ApplicationKey: [String]] = [:]
     var tasks: [Task<Void, Never>] = []
+    var gattWithheld = false
     var restartsDone = 0
     /// Seeds radio conditions (RSSI), separately from the sensors' payloads.
     var airRandom: SeededRandom
@@ -74,6 +75,13 @@ public actor BlueZSimulator {
 
     /// The simulated sensors' addresses, in scenario order.
     public var sensorAddresses: [String] { sensors.map(\.address) }
+
+    /// How many GATT applications (auto-connect profiles) clients have registered with this bluetoothd.
+    public var registeredApplications: Int { applications.count }
+
+    /// From now on, services resolve without their GATT objects ever being announced (as if bluetoothd lost the
+    /// database): for testing what a client does with a device that has no 0x2A37.
+    public func withholdGattObjects() { gattWithheld = true }
 
     /// Every notification emitted so far (only with `recordEmissions`).
     public func emittedNotifications() -> [EmittedNotification] { emitted }

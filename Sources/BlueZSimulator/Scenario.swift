@@ -15,6 +15,12 @@ public struct Scenario: Codable, Sendable, Equatable {
     /// Seconds after which an unpaired device that is neither connected nor seen by discovery is removed
     /// (BlueZ's `TemporaryTimeout`).
     public var temporaryTimeout: Double = 30
+    /// Announce a newly discovered GATT database (InterfacesAdded) before ServicesResolved instead of just after
+    /// it. bluetoothd 5.66 has been seen doing both; after is what the latest trace shows, and is the default.
+    public var gattObjectsBeforeResolved = false
+    /// Leave out `Connected: true` when a connection comes up, as bluetoothd 5.66 sometimes does (clients must
+    /// rely on ServicesResolved). Off by default: bluetoothd signals it most of the time.
+    public var quietConnected = false
 
     public init() {}
 
@@ -58,6 +64,10 @@ public struct Scenario: Codable, Sendable, Equatable {
         public var contact: Bool?
         /// Energy expended at start, kJ (set near 65535 to see saturation quickly).
         public var energyStart: UInt16 = 0
+        /// The GAP Device Name (0x2A00) when it differs from the advertised name: bluetoothd reads it when it
+        /// resolves services and shows it as Name (and Alias, unless one was set) from then on. BlueZ's example
+        /// peripheral advertises "BZ-HRM" and is called "BlueZ 5.66".
+        public var gapName: String?
         /// Whether StartNotify is refused until the device is paired; the model's default when nil.
         public var requiresPairing: Bool?
         /// Known to bluetoothd (paired and bonded) from the start, as after an earlier pairing.
@@ -150,7 +160,10 @@ extension Scenario {
     public init(from decoder: any Decoder) throws {
         let r = try DefaultingReader(
             decoder,
-            allowed: ["seed", "adapters", "sensors", "restarts", "connectTimeout", "temporaryTimeout"]
+            allowed: [
+                "seed", "adapters", "sensors", "restarts", "connectTimeout", "temporaryTimeout",
+                "gattObjectsBeforeResolved", "quietConnected",
+            ]
         )
         try r.read("seed", into: &seed)
         try r.read("adapters", into: &adapters)
@@ -158,6 +171,8 @@ extension Scenario {
         try r.read("restarts", into: &restarts)
         try r.read("connectTimeout", into: &connectTimeout)
         try r.read("temporaryTimeout", into: &temporaryTimeout)
+        try r.read("gattObjectsBeforeResolved", into: &gattObjectsBeforeResolved)
+        try r.read("quietConnected", into: &quietConnected)
     }
 }
 
@@ -186,7 +201,7 @@ extension Scenario.SensorSpec {
             decoder,
             allowed: [
                 "model", "count", "name", "address", "profile", "rate", "rr", "energy", "contact", "energyStart",
-                "requiresPairing", "paired", "faults",
+                "requiresPairing", "paired", "faults", "gapName",
             ]
         )
         try r.read("model", into: &model)
@@ -202,6 +217,7 @@ extension Scenario.SensorSpec {
         try r.read("requiresPairing", into: &requiresPairing)
         try r.read("paired", into: &paired)
         try r.read("faults", into: &faults)
+        try r.read("gapName", into: &gapName)
     }
 }
 

@@ -176,22 +176,59 @@ extension BlueZSimulator {
         devices[path]?.connected = true
         devices[path]?.lastSeen = now
         sensors[device.sensor].connectedVia = path
-        setDevice(path, ["Connected": .boolean(true)])
+        devices[path]?.object.setProperties(
+            Self.deviceInterface,
+            ["Connected": .boolean(true)],
+            announce: !scenario.quietConnected
+        )
     }
 
     func resolveServices(_ path: String) {
         guard let device = devices[path], device.connected, let connection else { return }
-        // GATT objects are announced before ServicesResolved, and kept across disconnects (BlueZ's GATT cache).
-        if device.gatt == nil {
-            let gatt = makeGatt(devicePath: path)
-            devices[path]?.gatt = gatt
-            gatt.export(on: connection)
+        var changes: [String: DBusValue?] = [
+            "UUIDs": .strings(sensors[device.sensor].serviceUUIDs), "ServicesResolved": .boolean(true),
+        ]
+        // bluetoothd reads the GAP name while resolving and shows it in the same signal; an alias the user set
+        // (one that differs from the name) stays.
+        if let gapName = sensors[device.sensor].spec.gapName,
+            let name = device.object.property(Self.deviceInterface, "Name"), name != .string(gapName)
+        {
+            changes["Name"] = .string(gapName)
+            if device.object.property(Self.deviceInterface, "Alias") == name { changes["Alias"] = .string(gapName) }
         }
-        setDevice(
-            path,
-            ["UUIDs": .strings(sensors[device.sensor].serviceUUIDs), "ServicesResolved": .boolean(true)]
-        )
-        // bluetoothd's battery plugin reads 0x2A19 and shows it on the device.
+        // A new GATT database is announced after ServicesResolved, in bluetoothd's next main-loop turns (or
+        // before, as bluetoothd also does), and kept across disconnects (BlueZ's GATT cache). Battery1 comes last.
+        guard device.gatt == nil else {
+            setDevice(path, changes)
+            addBattery(path)
+            return
+        }
+        let gatt = makeGatt(devicePath: path)
+        devices[path]?.gatt = gatt
+        if scenario.gattObjectsBeforeResolved {
+            gatt.export(on: connection)
+            setDevice(path, changes)
+            addBattery(path)
+            return
+        }
+        setDevice(path, changes)
+        let weakSelf = WeakSimulator(self)
+        Task {
+            try? await Task.sleep(for: .milliseconds(40))
+            guard let simulator = weakSelf.value else { return }
+            await simulator.announce(gatt, of: path)
+        }
+    }
+
+    private func announce(_ gatt: SimulatedGatt, of path: String) {
+        guard let connection, devices[path]?.gatt?.measurement === gatt.measurement, !gattWithheld else { return }
+        gatt.export(on: connection)
+        addBattery(path)
+    }
+
+    /// bluetoothd's battery plugin reads 0x2A19 and shows it on the device while connected.
+    private func addBattery(_ path: String) {
+        guard let device = devices[path], device.connected else { return }
         device.object.addInterface(
             DBusInterface(
                 Self.batteryInterface,

@@ -129,6 +129,16 @@ extension BlueZSimulator {
         guard !uuids.isEmpty else { throw SimError.invalidArguments("No object found implementing a GATT profile") }
         applications[key] = uuids
         profilePaths[key] = paths
+        // The kernel connects when the sensor next advertises: after the reply, never inside it.
+        let weakSelf = WeakSimulator(self)
+        Task {
+            try? await Task.sleep(for: .milliseconds(150))
+            guard let simulator = weakSelf.value else { return }
+            await simulator.autoConnectSensorsInRange()
+        }
+    }
+
+    func autoConnectSensorsInRange() {
         for sensor in sensors.indices where sensors[sensor].inRange { autoConnect(sensor: sensor) }
     }
 

@@ -73,9 +73,16 @@ public final class DBusObject: Sendable {
 
     /// Sets (or, with nil, removes) property values and emits one `PropertiesChanged` with those that changed.
     ///
-    /// - Parameter emitUnchanged: announce the values even when equal to the old ones, as BlueZ does for a
-    ///   characteristic's `Value` on every notification.
-    public func setProperties(_ interface: String, _ changes: [String: DBusValue?], emitUnchanged: Bool = false) {
+    /// - Parameters:
+    ///   - emitUnchanged: announce the values even when equal to the old ones, as BlueZ does for a
+    ///     characteristic's `Value` on every notification.
+    ///   - announce: false changes the values without a signal (to play a service that misses one).
+    public func setProperties(
+        _ interface: String,
+        _ changes: [String: DBusValue?],
+        emitUnchanged: Bool = false,
+        announce: Bool = true
+    ) {
         let emission = state.withLock { state -> (DBusConnection, [String: DBusValue], [String])? in
             guard var exported = state.interfaces[interface] else { return nil }
             var changed: [String: DBusValue] = [:]
@@ -87,7 +94,8 @@ public final class DBusObject: Sendable {
                 if let value { changed[name] = value } else { invalidated.append(name) }
             }
             state.interfaces[interface] = exported
-            guard !changed.isEmpty || !invalidated.isEmpty, let connection = state.connection?.connection else {
+            guard announce, !changed.isEmpty || !invalidated.isEmpty, let connection = state.connection?.connection
+            else {
                 return nil
             }
             return (connection, changed, invalidated.sorted())

@@ -40,7 +40,12 @@ struct SimulatedBluetooth {
     /// Connects and waits for services (Connect() returns before bluetoothd resolves them).
     func connect(_ device: Device) async throws {
         try await device.connect()
-        #expect(await eventually { device.servicesResolved })
+        // The GATT objects of a new database follow ServicesResolved, as with bluetoothd 5.66.
+        #expect(
+            await eventually {
+                device.servicesResolved && device.characteristic(.heartRateMeasurement, in: .heartRateService) != nil
+            }
+        )
     }
 
     /// The first device bluetoothd knows for simulated sensor `index`, found by address.

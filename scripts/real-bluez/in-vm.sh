@@ -2,6 +2,8 @@
 # Runs inside the VM of ../shared/bluez-vm/run-real-bluez.sh (as root, the host's files read-only): the real
 # systoled on the VM's system bus with BlueZ's example Heart Rate peripheral (on hci0) as its sensor, driven by
 # the real systole CLI on hci1. Everything it prints, and the files it leaves in $BZ_OUT, are the evidence.
+# With SYSTOLE_BUS set (scripts/real-bluez/against-sim.sh), the first part plays against systole-sim on that
+# private bus instead, for comparison; FAULTS=0 leaves out the faults, which need the real stack.
 # usage (inside the VM): in-vm.sh BIN_DIR [workout seconds]
 set -uo pipefail
 BIN=$1
@@ -11,19 +13,27 @@ ADDR=$BZ_PERIPHERAL_ADDR
 step() { echo; echo "== $*"; }
 fail() { echo "FAIL: $*"; exit 1; }
 
-# Our D-Bus policy, as the package installs it, so systoled may own its name on this system bus.
-install -m 0644 "$(dirname "$0")/../../systemd/org.systole.Daemon.conf" /etc/dbus-1/system.d/
-dbus-send --system --type=method_call --dest=org.freedesktop.DBus / org.freedesktop.DBus.ReloadConfig
+if [ -z "${SYSTOLE_BUS:-}" ]; then
+  # Our D-Bus policy, as the package installs it, so systoled may own its name on this system bus.
+  install -m 0644 "$(dirname "$0")/../../systemd/org.systole.Daemon.conf" /etc/dbus-1/system.d/
+  dbus-send --system --type=method_call --dest=org.freedesktop.DBus / org.freedesktop.DBus.ReloadConfig
+fi
+BUS_OPTION=(--bus "${SYSTOLE_BUS:-system}")
+
+# Everything on the bus, for scripts/real-bluez/bluez-trace.py to compare bluetoothd with systole-sim.
+if [ -n "${SYSTOLE_BUS:-}" ]; then dbus-monitor --address "$SYSTOLE_BUS"; else dbus-monitor --system; fi \
+  > "$OUT/bus-monitor.txt" 2>&1 &
+MONITOR=$!
 
 step "systole scan --adapter $BZ_CENTRAL_ADAPTER (bluetoothd directly)"
-"$BIN/systole" scan --adapter "$BZ_CENTRAL_ADAPTER" --seconds 6 | tee "$OUT/scan.txt"
+"$BIN/systole" scan "${BUS_OPTION[@]}" --adapter "$BZ_CENTRAL_ADAPTER" --seconds 6 | tee "$OUT/scan.txt"
 grep -q "$ADDR" "$OUT/scan.txt" || fail "scan did not find the peripheral $ADDR"
 
 step "systoled --adapter $BZ_CENTRAL_ADAPTER --sensor $ADDR"
 # The store lives in the VM's own tmpfs: SQLite's WAL needs shared memory maps, which $BZ_OUT (9p) lacks.
-STATE=/tmp/systole
+STATE=${STATE:-/tmp/systole}
 mkdir -p "$STATE"
-"$BIN/systoled" --config /dev/null --adapter "$BZ_CENTRAL_ADAPTER" --sensor "$ADDR" \
+"$BIN/systoled" --config /dev/null "${BUS_OPTION[@]}" --adapter "$BZ_CENTRAL_ADAPTER" --sensor "$ADDR" \
   --store "$STATE/health.sqlite" --live-log "$STATE/live.log" 2> "$OUT/systoled.err" &
 DAEMON=$!
 for _ in $(seq 100); do "$BIN/systole" status > /dev/null 2>&1 && break; sleep 0.2; done
@@ -48,7 +58,9 @@ step "systole end"
 step "the live log (first and last lines)"
 cp "$STATE/live.log" "$OUT/live.log"
 head -3 "$OUT/live.log"; echo "…"; tail -3 "$OUT/live.log"
-[ "${FAULTS:-1}" = 1 ] || { kill "$DAEMON"; wait "$DAEMON"; echo "systoled exited with $?"; exit 0; }
+[ "${FAULTS:-1}" = 1 ] || {
+  kill "$DAEMON"; wait "$DAEMON"; echo "systoled exited with $?"; sleep 0.5; kill "$MONITOR"; exit 0
+}
 
 # Faults with the real stack, during a second workout. After each, wait (at most 90 s) for readings again.
 EX=/usr/share/doc/bluez-test-scripts/examples
@@ -92,7 +104,7 @@ python3 "$BZVM_LIB/hr-advertisement.py" /org/bluez/hci0 >> "$OUT/peripheral-adv.
 wait_for_readings "bluetoothd restarted"
 step "SIGKILL systoled and start it again"
 kill -9 "$DAEMON"; wait "$DAEMON" 2>/dev/null
-"$BIN/systoled" --config /dev/null --adapter "$BZ_CENTRAL_ADAPTER" --sensor "$ADDR" \
+"$BIN/systoled" --config /dev/null "${BUS_OPTION[@]}" --adapter "$BZ_CENTRAL_ADAPTER" --sensor "$ADDR" \
   --store "$STATE/health.sqlite" --live-log "$STATE/live.log" 2>> "$OUT/systoled.err" &
 DAEMON=$!
 for _ in $(seq 100); do "$BIN/systole" status > /dev/null 2>&1 && break; sleep 0.2; done
@@ -104,3 +116,4 @@ step "systole end (second workout)"
 cp "$STATE/live.log" "$OUT/live-all.log"
 kill "$DAEMON"; wait "$DAEMON"
 echo "systoled exited with $?"
+sleep 0.5; kill "$MONITOR"

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The first part of the real-stack scenario (scripts/real-bluez/in-vm.sh: scan, systoled, pair, a workout with a
+# pause) played against systole-sim on a private bus instead of bluetoothd, with the bus recorded by dbus-monitor;
+# then scripts/real-bluez/bluez-trace.py compares that recording with one from the VM.
+#
+# usage: scripts/real-bluez/against-sim.sh OUT_DIR [REAL_MONITOR.txt] [workout seconds, default 20]
+#   OUT_DIR gets bus-monitor.txt and the scenario's other files; with REAL_MONITOR.txt (a VM run's
+#   out/bus-monitor.txt) it prints the differences and exits 1 if there are any.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+OUT=$(realpath -m "$1")
+REAL=${2:-}
+WORKOUT=${3:-20}
+mkdir -p "$OUT"
+swift build --product systole-sim >&2
+swift build --product systoled >&2
+swift build --product systole >&2
+BIN=$(swift build --show-bin-path)
+
+source scripts/lib/private-bus.sh
+WORK=$(mktemp -d /tmp/systole-against-sim.XXXXXX)
+trap cleanup_private_run EXIT
+start_private_bus "$WORK"
+
+# One chest strap notifying once a second, as the example peripheral does.
+cat > "$WORK/scenario.json" <<'JSON'
+{"seed": 5, "sensors": [{"model": "garmin-hrm", "rate": 1}]}
+JSON
+"$BIN/systole-sim" --bus "$BUS" --scenario "$WORK/scenario.json" > "$WORK/sim.out" &
+SIM_PID=$!
+for _ in $(seq 100); do grep -q '^ready' "$WORK/sim.out" 2>/dev/null && break; sleep 0.1; done
+ADDRESS=$(grep -m1 -oE '([0-9A-F]{2}:){5}[0-9A-F]{2}' "$WORK/sim.out")
+
+SYSTOLE_BUS=$BUS BZ_OUT=$OUT BZ_CENTRAL_ADAPTER=hci0 BZ_PERIPHERAL_ADDR=$ADDRESS STATE=$WORK/state FAULTS=0 \
+  bash scripts/real-bluez/in-vm.sh "$BIN" "$WORKOUT"
+
+if [ -n "$REAL" ]; then
+  python3 scripts/real-bluez/bluez-trace.py compare "$REAL" "$OUT/bus-monitor.txt"
+fi
