@@ -20,6 +20,16 @@ public enum SensorModel: String, Codable, Sendable, CaseIterable {
         }
     }
 
+    /// Manufacturer Name String (0x2A29) in Device Information.
+    var manufacturerName: String {
+        switch self {
+        case .polarH10: "Polar Electro Oy"
+        case .garminHRM: "Garmin"
+        case .wahooTICKR: "Wahoo Fitness"
+        case .powerbeatsPro2: "Apple Inc."
+        }
+    }
+
     /// The first three address bytes (the maker's OUI for public addresses).
     var addressPrefix: [UInt8] {
         switch self {

@@ -136,6 +136,7 @@ extension BlueZSimulator {
             ]
         )
         object.addInterface(makeGattManager(adapter: index, path: path))
+        Self.addPluginInterfaces(to: object)
         return SimulatedAdapter(index: index, object: object)
     }
 

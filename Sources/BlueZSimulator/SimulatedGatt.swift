@@ -1,10 +1,17 @@
 import DBus
 import HeartRateProfile
 
-/// The GATT objects bluetoothd exports for a connected heart-rate sensor: the Heart Rate service (0x180D with
-/// 0x2A37 notify, 0x2A38 read, 0x2A39 write) and the Battery service (0x180F with 0x2A19 read + notify), at paths
-/// named after attribute handles as BlueZ names them.
+/// The GATT objects bluetoothd exports for a connected heart-rate sensor: Generic Attribute (0x1801 with Service
+/// Changed, 0x2A05 indicate), Device Information (0x180A with the manufacturer name, 0x2A29 read), the Heart Rate
+/// service (0x180D with 0x2A37 notify, 0x2A38 read, 0x2A39 write) and the Battery service (0x180F with 0x2A19
+/// read + notify), at paths named after attribute handles as BlueZ names them. bluetoothd keeps Generic Access
+/// (0x1800) to itself, as it does for every device.
 struct SimulatedGatt: Sendable {
+    let genericAttribute: DBusObject
+    let serviceChanged: DBusObject
+    let serviceChangedCCC: DBusObject
+    let deviceInformation: DBusObject
+    let manufacturerName: DBusObject
     let heartRateService: DBusObject
     let measurement: DBusObject
     let measurementCCC: DBusObject
@@ -15,7 +22,10 @@ struct SimulatedGatt: Sendable {
     let batteryCCC: DBusObject
 
     var all: [DBusObject] {
-        [heartRateService, measurement, measurementCCC, location, controlPoint, batteryService, battery, batteryCCC]
+        [
+            genericAttribute, serviceChanged, serviceChangedCCC, deviceInformation, manufacturerName,
+            heartRateService, measurement, measurementCCC, location, controlPoint, batteryService, battery, batteryCCC,
+        ]
     }
 
     func export(on connection: DBusConnection) {
@@ -35,6 +45,8 @@ extension BlueZSimulator {
     static func uuid(_ short: UInt16) -> String { BluetoothUUID(short).bluezString }
 
     enum Characteristic: Sendable {
+        case serviceChanged
+        case manufacturerName
         case measurement
         case location
         case controlPoint
@@ -69,7 +81,7 @@ extension BlueZSimulator {
         ) -> DBusObject {
             let path = "\(service.path)/char\(handle)"
             let object = DBusObject(path: path)
-            let notifies = flags.contains("notify")
+            let notifies = flags.contains("notify") || flags.contains("indicate")
             var values: [String: DBusValue] = [
                 "UUID": .string(Self.uuid(uuid)), "Service": .objectPath(service.path), "Value": .bytes([]),
                 "Flags": .strings(flags), "MTU": .uint16(23),
@@ -139,6 +151,9 @@ extension BlueZSimulator {
             )
             return object
         }
+        let genericAttribute = service("0001", 0x1801)
+        let serviceChanged = characteristic(genericAttribute, "0002", 0x2A05, .serviceChanged, flags: ["indicate"])
+        let deviceInformation = service("0005", 0x180A)
         let heartRate = service("000a", 0x180D)
         let measurement = characteristic(heartRate, "000b", 0x2A37, .measurement, flags: ["notify"])
         let location = characteristic(heartRate, "000e", 0x2A38, .location, flags: ["read"])
@@ -146,6 +161,11 @@ extension BlueZSimulator {
         let batteryService = service("0012", 0x180F)
         let battery = characteristic(batteryService, "0013", 0x2A19, .battery, flags: ["read", "notify"])
         return SimulatedGatt(
+            genericAttribute: genericAttribute,
+            serviceChanged: serviceChanged,
+            serviceChangedCCC: clientConfiguration(serviceChanged, "0004"),
+            deviceInformation: deviceInformation,
+            manufacturerName: characteristic(deviceInformation, "0006", 0x2A29, .manufacturerName, flags: ["read"]),
             heartRateService: heartRate,
             measurement: measurement,
             measurementCCC: clientConfiguration(measurement, "000d"),
@@ -166,6 +186,8 @@ extension BlueZSimulator {
 
     private func object(_ gatt: SimulatedGatt, _ kind: Characteristic) -> DBusObject {
         switch kind {
+        case .serviceChanged: gatt.serviceChanged
+        case .manufacturerName: gatt.manufacturerName
         case .measurement: gatt.measurement
         case .location: gatt.location
         case .controlPoint: gatt.controlPoint
@@ -177,7 +199,12 @@ extension BlueZSimulator {
         let device = try connectedDevice(path)
         guard flags.contains("read") else { throw SimError.notSupported }
         let sensor = sensors[device.sensor]
-        let value: [UInt8] = kind == .battery ? [sensor.battery] : [sensor.spec.model.bodySensorLocation]
+        let value: [UInt8] =
+            switch kind {
+            case .battery: [sensor.battery]
+            case .manufacturerName: Array(sensor.spec.model.manufacturerName.utf8)
+            default: [sensor.spec.model.bodySensorLocation]
+            }
         object(device.gatt!, kind).setProperty(Self.characteristicInterface, "Value", .bytes(value))
         return value
     }
@@ -191,7 +218,12 @@ extension BlueZSimulator {
     }
 
     func startNotify(_ path: String, _ kind: Characteristic, client: String, flags: [String]) throws(DBusError) {
-        guard flags.contains("notify") else { throw SimError.notSupported }
+        guard flags.contains("notify") || flags.contains("indicate") else { throw SimError.notSupported }
+        // Service Changed never fires here (the database does not change): its session is accepted and idle.
+        guard kind == .measurement || kind == .battery else {
+            _ = try connectedDevice(path)
+            return
+        }
         if let device = devices[path], !device.connected,
             (kind == .measurement ? device.heartRateSessions : device.batterySessions).contains(client)
         {

@@ -39,7 +39,57 @@ extension BlueZSimulator {
                 ]
             )
         )
+        // bluetoothd 5.66 has these too; their methods are not played (a call gets UnknownMethod).
+        object.addInterface(DBusInterface("org.bluez.ProfileManager1"))
+        object.addInterface(DBusInterface("org.bluez.HealthManager1"))
         return object
+    }
+
+    /// The interfaces bluetoothd 5.66's plugins add to every adapter, with the values it shows for a btvirt LE
+    /// controller, so a client listing an adapter sees what it would with bluetoothd. Their methods are not played
+    /// (a call gets UnknownMethod).
+    static func addPluginInterfaces(to adapter: DBusObject) {
+        adapter.addInterface(DBusInterface("org.bluez.BatteryProviderManager1"))
+        adapter.addInterface(DBusInterface("org.bluez.NetworkServer1"))
+        adapter.addInterface(
+            DBusInterface("org.bluez.SimAccess1", properties: [DBusProperty("Connected", .boolean)]),
+            values: ["Connected": .boolean(false)]
+        )
+        adapter.addInterface(
+            DBusInterface("org.bluez.Media1", properties: [DBusProperty("SupportedUUIDs", .array(.string))]),
+            values: [
+                "SupportedUUIDs": .strings([
+                    "0000110a-0000-1000-8000-00805f9b34fb", "0000110b-0000-1000-8000-00805f9b34fb",
+                ])
+            ]
+        )
+        adapter.addInterface(
+            DBusInterface(
+                "org.bluez.AdvertisementMonitorManager1",
+                properties: [
+                    DBusProperty("SupportedMonitorTypes", .array(.string)),
+                    DBusProperty("SupportedFeatures", .array(.string)),
+                ]
+            ),
+            values: ["SupportedMonitorTypes": .strings(["or_patterns"]), "SupportedFeatures": .strings([])]
+        )
+        adapter.addInterface(
+            DBusInterface(
+                "org.bluez.LEAdvertisingManager1",
+                properties: [
+                    DBusProperty("ActiveInstances", .byte), DBusProperty("SupportedInstances", .byte),
+                    DBusProperty("SupportedIncludes", .array(.string)),
+                    DBusProperty("SupportedFeatures", .array(.string)),
+                    DBusProperty("SupportedCapabilities", .array(.dictEntry(key: .string, value: .variant))),
+                ]
+            ),
+            values: [
+                "ActiveInstances": .byte(0), "SupportedInstances": .byte(5),
+                "SupportedIncludes": .strings(["tx-power", "appearance", "local-name"]),
+                "SupportedFeatures": .strings([]),
+                "SupportedCapabilities": .propertyMap(["MaxAdvLen": .byte(31), "MaxScnRspLen": .byte(31)]),
+            ]
+        )
     }
 
     func registerAgent(client: String, path: String, capability: String) throws(DBusError) {

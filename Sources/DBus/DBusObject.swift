@@ -138,14 +138,16 @@ public final class DBusObject: Sendable {
         state.withLock { state in state.order.compactMap { state.interfaces[$0]?.interface } }
     }
 
-    /// Interfaces with the properties that currently have values, including the standard interfaces every
-    /// object implements (with no properties), as `GetManagedObjects` and `InterfacesAdded` list them.
+    /// Interfaces with the properties that currently have values, including the standard interfaces (with no
+    /// properties), as `GetManagedObjects` and `InterfacesAdded` list them. Properties is listed only for an
+    /// object that has some, as GDBus-based services such as bluetoothd do.
     func interfacesAndProperties() -> [String: [String: DBusValue]] {
         state.withLock { state in
             guard !state.interfaces.isEmpty else { return [:] }
-            var result: [String: [String: DBusValue]] = [
-                Introspection.interface: [:], Properties.interface: [:],
-            ]
+            var result: [String: [String: DBusValue]] = [Introspection.interface: [:]]
+            if state.interfaces.values.contains(where: { !$0.interface.properties.isEmpty }) {
+                result[Properties.interface] = [:]
+            }
             for (name, exported) in state.interfaces { result[name] = exported.values }
             return result
         }

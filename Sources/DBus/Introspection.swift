@@ -14,7 +14,7 @@ enum Introspection {
                 #"    <method name="Introspect"><arg name="xml" type="s" direction="out"/></method>"#,
                 "  </interface>",
             ])
-        if let object, !object.interfaceNames().isEmpty {
+        if let object, object.interfaceDescriptions().contains(where: { !$0.properties.isEmpty }) {
             lines.append(
                 contentsOf: [
                     #"  <interface name="org.freedesktop.DBus.Properties">"#,

@@ -38,13 +38,21 @@ public final class NotifySocket: @unchecked Sendable {
 
     /// Messages until one contains `line` (as a whole line), or nil after `timeout` seconds in all.
     public func waitFor(_ line: String, timeout: Double = 30) async throws -> [String]? {
+        try await waitFor(timeout: timeout) { $0 == line }
+    }
+
+    /// Messages until one has a line that satisfies `matches`, or nil after `timeout` seconds in all.
+    public func waitFor(
+        timeout: Double = 30,
+        _ matches: @escaping @Sendable (Substring) -> Bool
+    ) async throws -> [String]? {
         try await offThePool { [self] in
             let deadline = Date().addingTimeInterval(timeout)
             var seen: [String] = []
             while Date() < deadline {
                 guard let message = self.receive(timeout: 1) else { continue }
                 seen.append(message)
-                if message.split(separator: "\n").contains(Substring(line)) { return seen }
+                if message.split(separator: "\n").contains(where: matches) { return seen }
             }
             return nil
         }

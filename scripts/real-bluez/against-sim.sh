@@ -22,9 +22,11 @@ WORK=$(mktemp -d /tmp/systole-against-sim.XXXXXX)
 trap cleanup_private_run EXIT
 start_private_bus "$WORK"
 
-# One chest strap notifying once a second, as the example peripheral does.
+# A strap like BlueZ's example peripheral: advertised as BZ-HRM, GAP name "BlueZ 5.66", once a second, energy on
+# every 10th notification; and bluetoothd as the VM's showed it on a first connect (no Connected: true signal).
 cat > "$WORK/scenario.json" <<'JSON'
-{"seed": 5, "sensors": [{"model": "garmin-hrm", "rate": 1}]}
+{"seed": 5, "quietConnected": true,
+ "sensors": [{"model": "garmin-hrm", "rate": 1, "name": "BZ-HRM", "gapName": "BlueZ 5.66"}]}
 JSON
 "$BIN/systole-sim" --bus "$BUS" --scenario "$WORK/scenario.json" > "$WORK/sim.out" &
 SIM_PID=$!

@@ -66,6 +66,10 @@ actor WorkoutManager: Service {
         var session: WorkoutSession
         var builder: LiveWorkoutBuilder
         var source: LiveWorkoutDataSource
+        /// The data source feeds the builder. Starting sets the session running a moment before this (a few
+        /// awaits): until then the workout still shows as prepared, so no reading it did not store shows as
+        /// running.
+        var collecting: Bool
     }
 
     private let store: SQLiteHealthStore
@@ -132,7 +136,7 @@ actor WorkoutManager: Service {
                 )
             ])
         }
-        current = Current(session: session, builder: builder, source: source)
+        current = Current(session: session, builder: builder, source: source, collecting: true)
         changes.publish(())
     }
 
@@ -209,7 +213,7 @@ actor WorkoutManager: Service {
         let builder = session.associatedWorkoutBuilder()
         let source = LiveWorkoutDataSource(configuration: configuration, enabledTypes: sampleTypes)
         // Claimed before waiting, so a second start during the countdown is refused too.
-        current = Current(session: session, builder: builder, source: source)
+        current = Current(session: session, builder: builder, source: source, collecting: false)
         let readings = sensors.readings.subscribe(buffering: 8)
         do {
             try await session.prepare()
@@ -219,6 +223,7 @@ actor WorkoutManager: Service {
             try await session.startActivity(at: start)
             try await builder.beginCollection(at: start)
             await source.attach(to: builder)
+            current?.collecting = true
             changes.publish(())
             return (builder.workoutID, available)
         } catch {
@@ -351,8 +356,9 @@ actor WorkoutManager: Service {
         get async {
             guard let current else { return .idle }
             let builder = current.builder
+            let state = await current.session.state
             return WorkoutSnapshot(
-                state: await current.session.state,
+                state: current.collecting || state != .running ? state : .prepared,
                 workoutID: builder.workoutID,
                 activity: current.session.configuration.activityType,
                 location: current.session.configuration.locationType,
