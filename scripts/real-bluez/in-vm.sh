@@ -4,6 +4,7 @@
 # the real systole CLI on hci1. Everything it prints, and the files it leaves in $BZ_OUT, are the evidence.
 # With SYSTOLE_BUS set (scripts/real-bluez/against-sim.sh), the first part plays against systole-sim on that
 # private bus instead, for comparison; FAULTS=0 leaves out the faults, which need the real stack.
+# SHORT=1 stops after ten seconds of notifications (no workout).
 # usage (inside the VM): in-vm.sh BIN_DIR [workout seconds]
 set -uo pipefail
 BIN=$1
@@ -46,6 +47,15 @@ for _ in $(seq 60); do "$BIN/systole" sensors | grep -q streaming && break; slee
 step "systole sensors"
 "$BIN/systole" sensors
 "$BIN/systole" sensors --json > "$OUT/sensors.json"
+
+if [ "${SHORT:-0}" = 1 ]; then
+  # The short form: ten seconds of notifications, as the live log shows them outside a workout.
+  sleep 10
+  cp "$STATE/live.log" "$OUT/live.log"
+  step "the live log"
+  cat "$OUT/live.log"
+  kill "$DAEMON"; wait "$DAEMON"; echo "systoled exited with $?"; sleep 0.5; kill "$MONITOR"; exit 0
+fi
 
 step "systole start --activity cycling"
 "$BIN/systole" start --activity cycling --location indoor || fail "start"
