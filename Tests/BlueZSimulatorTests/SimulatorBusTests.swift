@@ -43,6 +43,23 @@ import Testing
             throw DBusError(.timeout, "services of \(path) were not resolved")
         }
 
+        /// The path of simulated sensor `index` on hci0.
+        func devicePath(_ index: Int = 0) async -> String {
+            "/org/bluez/hci0/dev_" + (await simulator.sensorAddresses[index]).replacingOccurrences(of: ":", with: "_")
+        }
+
+        /// The `PropertiesChanged` signals bluetoothd sends for the object at `path`.
+        func propertyChanges(of path: String) async throws -> DBusSignalStream {
+            try await client.signals(
+                matching: DBusMatchRule(
+                    sender: "org.bluez",
+                    path: path,
+                    interface: "org.freedesktop.DBus.Properties",
+                    member: "PropertiesChanged"
+                )
+            )
+        }
+
         /// Calls `org.bluez.AgentManager1.<method>` on `/org/bluez`.
         func agentManager(_ method: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
             try await call("/org/bluez", "org.bluez.AgentManager1", method, arguments)
@@ -129,8 +146,7 @@ import Testing
                 [.propertyMap(["UUIDs": .strings(["180d"]), "Transport": .string("le")])]
             )
             _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
-            let address = await f.simulator.sensorAddresses[0]
-            let path = "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
+            let path = await f.devicePath()
             objects = try await f.objects()
             let device = try #require(objects[path]?["org.bluez.Device1"])
             #expect(device["RSSI"]?.type == .int16)
@@ -208,8 +224,7 @@ import Testing
         scenario.sensors[0].rate = 20
         try await withFixture(scenario) { f in
             _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
-            let address = await f.simulator.sensorAddresses[0]
-            let path = "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
+            let path = await f.devicePath()
             try await f.waitForDevice(path)
             _ = try await f.call(path, "org.bluez.Device1", "Connect")
             try await f.waitForServices(path)
@@ -265,8 +280,7 @@ import Testing
         scenario.sensors[0].rate = 20
         try await withFixture(scenario, emitLog: log) { f in
             _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
-            let address = await f.simulator.sensorAddresses[0]
-            let path = "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
+            let path = await f.devicePath()
             try await f.waitForDevice(path)
             _ = try await f.call(path, "org.bluez.Device1", "Connect")
             try await f.waitForServices(path)
@@ -310,16 +324,8 @@ import Testing
                     )
                 )
                 let firstOwner = try #require(try await f.client.nameOwner(of: "org.bluez"))
-                let address = await f.simulator.sensorAddresses[0]
-                let path = "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
-                let changes = try await f.client.signals(
-                    matching: DBusMatchRule(
-                        sender: "org.bluez",
-                        path: path,
-                        interface: "org.freedesktop.DBus.Properties",
-                        member: "PropertiesChanged"
-                    )
-                )
+                let path = await f.devicePath()
+                let changes = try await f.propertyChanges(of: path)
                 var connectedValues = changes.compactMap { $0.arguments[1].propertyMap?["Connected"] }
                     .makeAsyncIterator()
                 _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
@@ -379,8 +385,7 @@ import Testing
             let signals = try await f.client.signals(matching: DBusMatchRule(sender: "org.bluez"))
             var iterator = signals.makeAsyncIterator()
             _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
-            let address = await f.simulator.sensorAddresses[0]
-            let path = "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
+            let path = await f.devicePath()
             try await f.waitForDevice(path)
             _ = try await f.call(path, "org.bluez.Device1", "Connect")
             #expect(
@@ -402,16 +407,8 @@ import Testing
         scenario.sensors[0].gapName = "BlueZ 5.66"
         scenario.sensors[0].paired = true
         try await withFixture(scenario) { f in
-            let address = await f.simulator.sensorAddresses[0]
-            let path = "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
-            let changes = try await f.client.signals(
-                matching: DBusMatchRule(
-                    sender: "org.bluez",
-                    path: path,
-                    interface: "org.freedesktop.DBus.Properties",
-                    member: "PropertiesChanged"
-                )
-            )
+            let path = await f.devicePath()
+            let changes = try await f.propertyChanges(of: path)
             var resolvedSignals = changes.compactMap { signal -> [String: DBusValue]? in
                 let changed = signal.arguments[1].propertyMap ?? [:]
                 return changed["ServicesResolved"] == .boolean(true) ? changed : nil
@@ -448,8 +445,7 @@ import Testing
             let signals = try await f.client.signals(matching: DBusMatchRule(sender: "org.bluez"))
             var iterator = signals.makeAsyncIterator()
             _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
-            let address = await f.simulator.sensorAddresses[0]
-            let path = "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
+            let path = await f.devicePath()
             try await f.waitForDevice(path)
             _ = try await f.call(path, "org.bluez.Device1", "Connect")
             try await f.waitForServices(path)
@@ -517,8 +513,7 @@ import Testing
 
     @Test func discoveryAnnouncesRSSIEverySecondEvenWhenUnchanged() async throws {
         try await withFixture { f in
-            let address = await f.simulator.sensorAddresses[0]
-            let path = "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
+            let path = await f.devicePath()
             let changes = try await f.client.signals(
                 matching: DBusMatchRule(sender: "org.bluez", path: path, member: "PropertiesChanged")
             )
