@@ -107,8 +107,10 @@ public actor BlueZSimulator {
     }
 
     /// Simulates bluetoothd restarting: the name and every object go away, and come back after `downtime`
-    /// with a new unique name (only paired devices survive, disconnected).
-    public func restartBluetoothd(downtime: Duration = .milliseconds(500)) async throws {
+    /// with a new unique name (only paired devices survive, disconnected). Stopped as systemd stops it unless
+    /// `crash`, when its connection just closes.
+    public func restartBluetoothd(downtime: Duration = .milliseconds(500), crash: Bool = false) async throws {
+        if !crash { await stopGracefully() }
         goDown()
         try await Task.sleep(for: downtime)
         try await comeUp()
@@ -173,6 +175,54 @@ public actor BlueZSimulator {
                 )
             }
         }
+    }
+
+    /// What bluetoothd 5.66 does on SIGTERM, in the order the VM's trace showed: Battery1 goes, adapters start
+    /// powering down, links drop (ServicesResolved and Connected false), adapters are off, `/org/bluez` goes,
+    /// agents are told Release, devices and their GATT objects go, GATT profiles are told Release, then the
+    /// adapters go. Then the name is released (``goDown()``).
+    func stopGracefully() async {
+        guard let connection, isRunning else { return }
+        let connected = devices.filter(\.value.connected).map(\.key)
+        for path in connected { devices[path]?.object.removeInterface(Self.batteryInterface) }
+        for adapter in adapters where isPowered(adapter.index) {
+            adapter.object.setProperties(Self.adapterInterface, ["PowerState": .string("on-disabling")])
+        }
+        for path in connected {
+            linkLost(path)
+        }
+        for adapter in adapters {
+            adapter.object.setProperties(
+                Self.adapterInterface,
+                ["PowerState": .string("off"), "Powered": .boolean(false), "Discovering": .boolean(false)]
+            )
+        }
+        connection.unexport(path: "/org/bluez")
+        for (client, agent) in agents {
+            _ = try? await connection.call(
+                destination: client,
+                path: agent.path,
+                interface: "org.bluez.Agent1",
+                method: "Release",
+                timeout: .seconds(1)
+            )
+        }
+        for device in devices.values {
+            device.gatt?.unexport(from: connection)
+            connection.unexport(path: device.path)
+        }
+        for (key, paths) in profilePaths {
+            for path in paths {
+                _ = try? await connection.call(
+                    destination: key.owner,
+                    path: path,
+                    interface: "org.bluez.GattProfile1",
+                    method: "Release",
+                    timeout: .seconds(1)
+                )
+            }
+        }
+        for adapter in adapters { connection.unexport(path: adapter.object.path) }
     }
 
     /// Drops the connection: to clients this looks exactly like bluetoothd exiting.
@@ -270,7 +320,7 @@ public actor BlueZSimulator {
         if restartsDone < scenario.restarts.count, time >= scenario.restarts[restartsDone].at {
             let window = scenario.restarts[restartsDone]
             restartsDone += 1
-            try? await restartBluetoothd(downtime: .seconds(window.for))
+            try? await restartBluetoothd(downtime: .seconds(window.for), crash: window.crash)
             return
         }
         guard isRunning else { return }

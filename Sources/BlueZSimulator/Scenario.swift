@@ -28,9 +28,13 @@ public struct Scenario: Codable, Sendable, Equatable {
     public struct Window: Codable, Sendable, Equatable {
         public var at: Double
         public var `for`: Double
-        public init(at: Double, for duration: Double) {
+        /// For a restart: bluetoothd dies (its connection just closes) instead of stopping the way
+        /// `systemctl restart bluetooth` stops it (links down, adapters off, Release, every object removed).
+        public var crash = false
+        public init(at: Double, for duration: Double, crash: Bool = false) {
             self.at = at
             self.for = duration
+            self.crash = crash
         }
     }
 
@@ -178,11 +182,12 @@ extension Scenario {
 
 extension Scenario.Window {
     public init(from decoder: any Decoder) throws {
-        let r = try DefaultingReader(decoder, allowed: ["at", "for"])
+        let r = try DefaultingReader(decoder, allowed: ["at", "for", "crash"])
         at = 0
         self.for = 0
         try r.read("at", into: &at)
         try r.read("for", into: &self.for)
+        try r.read("crash", into: &crash)
     }
 }
 

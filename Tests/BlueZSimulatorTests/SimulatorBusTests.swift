@@ -496,18 +496,68 @@ import Testing
 
     @Test func aRestartedBluetoothdPowersItsAdaptersUpAfterTakingTheName() async throws {
         try await withFixture { f in
-            let changes = try await f.client.signals(
-                matching: DBusMatchRule(
-                    sender: "org.bluez",
-                    path: "/org/bluez/hci0",
-                    interface: "org.freedesktop.DBus.Properties",
-                    member: "PropertiesChanged"
-                )
-            )
-            try await f.simulator.restartBluetoothd(downtime: .milliseconds(100))
+            let changes = try await f.propertyChanges(of: "/org/bluez/hci0")
+            try await f.simulator.restartBluetoothd(downtime: .milliseconds(100), crash: true)
             var iterator = changes.makeAsyncIterator()
             let up = try #require(try await iterator.next())
             #expect(up.arguments[1].propertyMap == ["Powered": .boolean(true), "PowerState": .string("on")])
+        }
+    }
+
+    /// bluetoothd 5.66 stopped by SIGTERM (as `systemctl restart bluetooth` does), in the order the VM showed.
+    @Test func aStoppedBluetoothdTakesEverythingDownInOrderAndReleasesItsAgent() async throws {
+        var scenario = Scenario()
+        scenario.sensors[0].paired = true
+        try await withFixture(scenario) { f in
+            let released = Recorded()
+            let agent = DBusObject(path: "/test/agent")
+            agent.addInterface(
+                DBusInterface(
+                    "org.bluez.Agent1",
+                    methods: [
+                        DBusMethod("Release") { _ throws(DBusError) in
+                            await released.append("agent released")
+                            return []
+                        }
+                    ]
+                )
+            )
+            f.client.export(agent)
+            _ = try await f.agentManager("RegisterAgent", [.objectPath("/test/agent"), .string("NoInputNoOutput")])
+            let path = await f.devicePath()
+            _ = try await f.call(path, "org.bluez.Device1", "Connect")
+            try await f.waitForServices(path)
+            let signals = try await f.client.signals(matching: DBusMatchRule(sender: "org.bluez"))
+            var iterator = signals.makeAsyncIterator()
+            try await f.simulator.restartBluetoothd(downtime: .milliseconds(100))
+            var trace: [String] = []
+            while !trace.contains("adapter removed") {
+                let signal = try #require(try await iterator.next())
+                let changed = signal.arguments.count > 1 ? signal.arguments[1].propertyMap ?? [:] : [:]
+                let object = signal.arguments.first?.string
+                let removed = signal.member == "InterfacesRemoved" ? signal.arguments[1].strings ?? [] : []
+                if removed == ["org.bluez.Battery1"] {
+                    trace.append("battery removed")
+                } else if signal.path == "/org/bluez/hci0", let state = changed["PowerState"]?.string {
+                    trace.append("adapter \(state)")
+                } else if signal.path == path, changed["Connected"] == .boolean(false) {
+                    #expect(changed["ServicesResolved"] == .boolean(false))
+                    trace.append("link down")
+                } else if object == "/org/bluez", !removed.isEmpty {
+                    trace.append("root removed")
+                } else if object == path, removed.contains("org.bluez.Device1") {
+                    trace.append("device removed")
+                } else if object == "/org/bluez/hci0", removed.contains("org.bluez.Adapter1") {
+                    trace.append("adapter removed")
+                }
+            }
+            #expect(
+                trace == [
+                    "battery removed", "adapter on-disabling", "link down", "adapter off", "root removed",
+                    "device removed", "adapter removed",
+                ]
+            )
+            #expect(await released.items == ["agent released"])
         }
     }
 
@@ -528,4 +578,10 @@ import Testing
             #expect(ContinuousClock.now - start > .milliseconds(900))
         }
     }
+}
+
+/// What a test object was told, in order.
+actor Recorded {
+    private(set) var items: [String] = []
+    func append(_ item: String) { items.append(item) }
 }

@@ -39,7 +39,9 @@ import Testing
             var options = HeartRateSensor.Options()
             options.staleIntervals = 1_000
             let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: options)
-            let readings = await collect(sensor) { $0.readings.flatMap(\.beats).count >= 15 }.readings
+            let events = await collect(sensor) { $0.readings.flatMap(\.beats).count >= 15 }
+            let readings = events.readings
+            #expect(events.streamingConnections == 1, "\(events.states)")
             let first = try #require(readings.firstIndex { !$0.beats.isEmpty })
             #expect(!readings[first].isContinuous, "the first beats of a connection start a segment")
             let beats = readings.flatMap(\.beats)
