@@ -13,6 +13,7 @@ struct SimulatorCommand: AsyncParsableCommand {
             Runs on the bus given with --bus (an address such as unix:path=/tmp/bus), else on the session bus. \
             It refuses the system bus, where the real bluetoothd lives, unless --system is given.
             Prints 'ready' and one line per sensor (address, model, name) once org.bluez is taken.
+            SIGUSR1 restarts the simulated bluetoothd (stopped as SIGTERM stops bluetoothd, back after 1 s).
             """
     )
 
@@ -98,14 +99,15 @@ struct SimulatorCommand: AsyncParsableCommand {
             lines.append("sensor \(index) \(address)")
         }
         FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
-        await waitForEnd()
+        await waitForEnd { try? await simulator.restartBluetoothd(downtime: .seconds(1)) }
         await simulator.stop()
     }
 
-    /// Until SIGINT/SIGTERM or --duration.
-    private func waitForEnd() async {
+    /// Until SIGINT/SIGTERM or --duration; `restart` on each SIGUSR1.
+    private func waitForEnd(restart: @escaping @Sendable () async -> Void) async {
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
+        signal(SIGUSR1, SIG_IGN)
         let stream = AsyncStream<Void> { continuation in
             let sources = SignalSources()
             for number in [SIGINT, SIGTERM] {
@@ -114,6 +116,11 @@ struct SimulatorCommand: AsyncParsableCommand {
                 source.resume()
                 sources.sources.append(source)
             }
+            // Scripts restart bluetoothd this way (scripts/real-bluez/against-sim.sh), as they would with pkill.
+            let restarts = DispatchSource.makeSignalSource(signal: SIGUSR1)
+            restarts.setEventHandler { Task { await restart() } }
+            restarts.resume()
+            sources.sources.append(restarts)
             continuation.onTermination = { _ in
                 for source in sources.sources { source.cancel() }
             }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The first part of the real-stack scenario (scripts/real-bluez/in-vm.sh: scan, systoled, pair, a workout with a
-# pause) played against systole-sim on a private bus instead of bluetoothd, with the bus recorded by dbus-monitor;
-# then scripts/real-bluez/bluez-trace.py compares that recording with one from the VM.
+# The real-stack scenario (scripts/real-bluez/in-vm.sh: scan, systoled, pair, a workout with a pause, then a second
+# workout during which bluetoothd is restarted and systoled killed; SHORT=1 for ten seconds of notifications only)
+# played against systole-sim on a private bus instead of bluetoothd, with the bus recorded by dbus-monitor; then
+# scripts/real-bluez/bluez-trace.py compares that recording with one from the VM.
 #
 # usage: scripts/real-bluez/against-sim.sh OUT_DIR [REAL_MONITOR.txt] [workout seconds, default 20]
 #   OUT_DIR gets bus-monitor.txt and the scenario's other files; with REAL_MONITOR.txt (a VM run's
@@ -33,7 +34,7 @@ SIM_PID=$!
 for _ in $(seq 100); do grep -q '^ready' "$WORK/sim.out" 2>/dev/null && break; sleep 0.1; done
 ADDRESS=$(grep -m1 -oE '([0-9A-F]{2}:){5}[0-9A-F]{2}' "$WORK/sim.out")
 
-SYSTOLE_BUS=$BUS BZ_OUT=$OUT BZ_CENTRAL_ADAPTER=hci0 BZ_PERIPHERAL_ADDR=$ADDRESS STATE=$WORK/state FAULTS=0 \
+SYSTOLE_BUS=$BUS BZ_OUT=$OUT BZ_CENTRAL_ADAPTER=hci0 BZ_PERIPHERAL_ADDR=$ADDRESS STATE=$WORK/state SIM_PID=$SIM_PID \
   bash scripts/real-bluez/in-vm.sh "$BIN" "$WORKOUT"
 
 if [ -n "$REAL" ]; then

@@ -275,6 +275,44 @@ class Trace:
                 steps.append(f"{event[1]['member']} -> {event[2]['error'] or 'ok'}")
         return steps
 
+    def restart(self):
+        """The first bluetoothd stop (from its adapter powering down to the adapter's removal), then what the
+        client called on the new bluetoothd up to its StartNotify, each call once with its reply."""
+        stop, calls, phase = [], [], None
+        for event in self.events:
+            if event[0] == "signal" and event[3] == "PropertiesChanged" and event[1] == "/org/bluez/hciC":
+                state = plain(event[4][1]).get("PowerState")
+                if state == "on-disabling" and phase is None:
+                    phase = "stop"
+                if phase == "stop" and state:
+                    stop.append(f"adapter {state}")
+                continue
+            if phase == "stop":
+                if event[0] == "signal" and event[3] == "InterfacesRemoved":
+                    path, removed = plain(event[4][0]), plain(event[4][1])
+                    kind = self.kind(path)
+                    if removed == ["org.bluez.Battery1"]:
+                        stop.append("Battery1 removed")
+                    elif path == "/org/bluez" and "org.bluez.AgentManager1" in removed:
+                        stop.append("/org/bluez removed")
+                    elif kind == "device" and "org.bluez.Device1" in removed:
+                        stop.append("device removed")
+                    elif kind == "adapter" and "org.bluez.Adapter1" in removed:
+                        stop.append("adapter removed")
+                        phase = "after"
+                elif event[0] == "signal" and event[3] == "PropertiesChanged" and event[1].endswith("dev_X"):
+                    if plain(event[4][1]).get("Connected") is False:
+                        stop.append("link down")
+                elif event[0] == "callback" and event[2] == "Release":
+                    stop.append(f"{event[1].split('.')[-1]}.Release")
+            elif phase == "after" and event[0] in ("return", "error"):
+                entry = f"{event[1]['member']} -> {event[2]['error'] or 'ok'}"
+                if entry not in calls:
+                    calls.append(entry)
+                if event[1]["member"] == "StartNotify":
+                    break
+        return stop, calls
+
     def methods(self):
         """(interface.member, reply) of every call made on org.bluez, in first-seen order."""
         seen = []
@@ -338,6 +376,17 @@ def compare(real, sim):
     rc, sc = real.connection(skeleton=True), sim.connection(skeleton=True)
     if canonical(rc) != canonical(sc):
         differences.append("connecting:\n  bluetoothd: " + " → ".join(rc) + "\n  simulator:  " + " → ".join(sc))
+    (r_stop, r_calls), (s_stop, s_calls) = real.restart(), sim.restart()
+    if r_stop or s_stop:
+        if r_stop != s_stop:
+            differences.append(
+                "bluetoothd stopping:\n  bluetoothd: " + " → ".join(r_stop) + "\n  simulator:  " + " → ".join(s_stop)
+            )
+        # What the client does next depends on when its own reconnect timer fires; compare what it called.
+        if sorted(r_calls) != sorted(s_calls):
+            differences.append(
+                "after the restart:\n  bluetoothd: " + " → ".join(r_calls) + "\n  simulator:  " + " → ".join(s_calls)
+            )
     rm, sm = dict(real.methods()), dict(sim.methods())
     for method in sorted(set(rm) & set(sm)):
         if rm[method] != sm[method]:

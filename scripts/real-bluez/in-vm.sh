@@ -3,7 +3,8 @@
 # systoled on the VM's system bus with BlueZ's example Heart Rate peripheral (on hci0) as its sensor, driven by
 # the real systole CLI on hci1. Everything it prints, and the files it leaves in $BZ_OUT, are the evidence.
 # With SYSTOLE_BUS set (scripts/real-bluez/against-sim.sh), the first part plays against systole-sim on that
-# private bus instead, for comparison; FAULTS=0 leaves out the faults, which need the real stack.
+# private bus instead, for comparison (SIM_PID: the simulator, restarted with SIGUSR1 where bluetoothd is); FAULTS=0
+# leaves out the faults.
 # SHORT=1 stops after ten seconds of notifications (no workout).
 # usage (inside the VM): in-vm.sh BIN_DIR [workout seconds]
 set -uo pipefail
@@ -100,18 +101,28 @@ wait_for_readings() { # label
 step "second workout, with faults"
 "$BIN/systole" start --activity rowing --location indoor || fail "start"
 sleep 5
-step "stop the peripheral's GATT server and start it again"
-pkill -f example-gatt-server; sleep 3
-start_peripheral
-wait_for_readings "the peripheral came back"
-"$BIN/systole" sensors
-step "restart bluetoothd (the peripheral's registrations go with it, so it starts again too)"
-pkill -f example-gatt-server; pkill -f hr-advertisement.py; pkill -x bluetoothd; sleep 1
-/usr/libexec/bluetooth/bluetoothd -n -E >> "$OUT/bluetoothd-restarted.log" 2>&1 &
-for _ in $(seq 50); do dbus-send --system --print-reply --dest=org.bluez /org/bluez/hci0 org.freedesktop.DBus.Properties.Get string:org.bluez.Adapter1 string:Powered 2>/dev/null | grep -q true && break; sleep 0.2; done
-start_peripheral
-python3 "$BZVM_LIB/hr-advertisement.py" /org/bluez/hci0 >> "$OUT/peripheral-adv.log" 2>&1 &
-wait_for_readings "bluetoothd restarted"
+if [ -n "${SIM_PID:-}" ]; then
+  step "restart bluetoothd (systole-sim: SIGUSR1; there is no peripheral process to restart)"
+  kill -USR1 "$SIM_PID"
+  wait_for_readings "bluetoothd restarted"
+else
+  step "stop the peripheral's GATT server and start it again"
+  pkill -f example-gatt-server; sleep 3
+  start_peripheral
+  wait_for_readings "the peripheral came back"
+  "$BIN/systole" sensors
+  step "restart bluetoothd (the peripheral's registrations go with it, so it starts again too)"
+  pkill -f example-gatt-server; pkill -f hr-advertisement.py; pkill -x bluetoothd; sleep 1
+  /usr/libexec/bluetooth/bluetoothd -n -E >> "$OUT/bluetoothd-restarted.log" 2>&1 &
+  for _ in $(seq 50); do
+    dbus-send --system --print-reply --dest=org.bluez /org/bluez/hci0 org.freedesktop.DBus.Properties.Get \
+      string:org.bluez.Adapter1 string:Powered 2>/dev/null | grep -q true && break
+    sleep 0.2
+  done
+  start_peripheral
+  python3 "$BZVM_LIB/hr-advertisement.py" /org/bluez/hci0 >> "$OUT/peripheral-adv.log" 2>&1 &
+  wait_for_readings "bluetoothd restarted"
+fi
 step "SIGKILL systoled and start it again"
 kill -9 "$DAEMON"; wait "$DAEMON" 2>/dev/null
 "$BIN/systoled" --config /dev/null "${BUS_OPTION[@]}" --adapter "$BZ_CENTRAL_ADAPTER" --sensor "$ADDR" \
