@@ -86,6 +86,9 @@ if not short:
         fhr = faults.get("statistics", {}).get("heartRate", {})
         check(faults.get("gaps") == 1, f"the time systoled was down is marked as a gap ({faults.get('gaps')})")
         check(fhr.get("count", 0) >= 10, f"the faulted workout kept collecting ({fhr.get('count')} readings)")
+if os.path.exists(f"{out}/bluetoothd-crashes.txt"):
+    crashes = open(f"{out}/bluetoothd-crashes.txt").read().splitlines()
+    print(f"note {len(crashes)} crash(es) of the restarted bluetoothd, restarted by the VM's supervisor: {crashes}")
 print(f"{len(lines)} readings in the live log; {len(problems)} problem(s)")
 sys.exit(1 if problems else 0)
 PY

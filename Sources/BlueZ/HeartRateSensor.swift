@@ -92,15 +92,16 @@ public final class HeartRateSensor: Sendable {
         var attempt = 0
         // A registration lives as long as the bluetoothd it was made with: register again after a restart.
         var profileRegisteredOn: (adapter: String, generation: Int)?
+        var generation = client.serviceGeneration
         while !Task.isCancelled {
             do {
                 if options.registersAutoConnectProfile, client.isServiceRunning {
                     let adapter = try client.adapter(named: options.adapter)
-                    let generation = client.serviceGeneration
-                    if profileRegisteredOn?.adapter != adapter.path || profileRegisteredOn?.generation != generation {
+                    let current = client.serviceGeneration
+                    if profileRegisteredOn?.adapter != adapter.path || profileRegisteredOn?.generation != current {
                         let application = GattProfileApplication(root: "/org/systole/gatt/sensor\(Self.nextID())")
                         try? await application.register(on: adapter)
-                        profileRegisteredOn = (adapter.path, generation)
+                        profileRegisteredOn = (adapter.path, current)
                     }
                 }
                 let streamed = try await session()
@@ -112,6 +113,12 @@ public final class HeartRateSensor: Sendable {
                 report(.disconnected(reason: "\(error)"))
             }
             if Task.isCancelled { break }
+            // A new bluetoothd is a fresh start: back off from the first delay again, not from where the
+            // attempts with the old one left it.
+            if client.serviceGeneration != generation {
+                generation = client.serviceGeneration
+                attempt = 0
+            }
             attempt += 1
             let delay = min(options.maximumReconnectDelay, options.initialReconnectDelay * (1 << min(attempt - 1, 16)))
             report(.waitingToReconnect(attempt: attempt, delay: delay))

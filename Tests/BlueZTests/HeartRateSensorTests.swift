@@ -100,6 +100,33 @@ import Testing
         }
     }
 
+    /// Attempts pile up while the sensor is away; a restarted bluetoothd starts the backoff from its first step.
+    @Test func aRestartedBluetoothdStartsTheBackoffAgain() async throws {
+        var away = scenario(.polarH10, rate: 5)
+        away.connectTimeout = 0.3
+        try await withSimulator(away) { bt in
+            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: fastOptions())
+            let simulator = bt.simulator
+            let once = Once()
+            let restartOnce = Once()
+            let events = await collect(sensor, timeout: .seconds(25)) { events in
+                if events.readings.count == 3, await once.first() {
+                    await simulator.takeOutOfRange(sensor: 0, for: .seconds(30))
+                }
+                let attempts = events.states.compactMap {
+                    if case .waitingToReconnect(let n, _) = $0 { n } else { nil }
+                }
+                if attempts.last == 4, await restartOnce.first() {
+                    try? await simulator.restartBluetoothd(downtime: .milliseconds(200))
+                }
+                return attempts.count > 4 && attempts.last == 1
+            }
+            let attempts = events.states.compactMap { if case .waitingToReconnect(let n, _) = $0 { n } else { nil } }
+            #expect(Array(attempts.prefix(4)) == [1, 2, 3, 4], "\(events.states)")
+            #expect(attempts.dropFirst(4).first == 1, "\(events.states)")
+        }
+    }
+
     /// What bluetoothd 5.66 does on a first connect: no `Connected: true`, then ServicesResolved with the GAP
     /// name, then the GATT objects a moment later. The sensor waits for 0x2A37 rather than giving up on it.
     @Test func connectsOnTheFirstAttemptWhenTheObjectsFollowServicesResolved() async throws {

@@ -1,0 +1,54 @@
+"""The measured window of Benchmarks/ingest.sh: after WARMUP seconds, samples the CPU time of systoled and bleak
+from /proc, follows systoled's live log and notes when each line becomes readable, and after SECONDS samples
+again. Prints one JSON object.
+
+usage: window.py WORK WARMUP SECONDS DAEMON_PID BLEAK_PID(0: none)
+"""
+import json
+import os
+import sys
+import time
+
+work, warmup, seconds = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+pids = {"systoled": int(sys.argv[4]), "bleak": int(sys.argv[5])}
+ticks = os.sysconf("SC_CLK_TCK")
+
+
+def cpu(pid):
+    """User + system CPU seconds of a process."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def peak_rss_kib(pid):
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+time.sleep(warmup)
+live = open(f"{work}/live.log")
+live.seek(0, 2)
+start = time.time()
+cpu_start = {name: cpu(pid) for name, pid in pids.items() if pid}
+arrivals, pending = [], ""
+end = start + seconds
+while time.time() < end:
+    chunk = live.read()
+    if not chunk:
+        time.sleep(0.001)
+        continue
+    now = time.time()
+    pending += chunk
+    while "\n" in pending:
+        line, pending = pending.split("\n", 1)
+        arrivals.append([now, line])
+stop = time.time()
+result = {"start": start, "end": stop, "arrivals": arrivals}
+for name, pid in pids.items():
+    if pid:
+        result[name] = {"cpuSeconds": cpu(pid) - cpu_start[name], "peakRSSKiB": peak_rss_kib(pid)}
+print(json.dumps(result))
