@@ -78,7 +78,7 @@ fi
 source scripts/lib/private-bus.sh
 WORK=$(mktemp -d /tmp/systole-ingest.XXXXXX)
 cleanup() {
-  for pid in ${BLEAK_PID:-} ${DAEMON_PID:-} ${NULL_PID:-}; do kill "$pid" 2> /dev/null || true; done
+  for pid in ${BLEAK_PID:-} ${DAEMON_PID:-} ${NULL_PID:-} ${SIM_PID:-}; do kill "$pid" 2> /dev/null || true; done
   wait 2> /dev/null || true
   cleanup_private_run
 }
@@ -100,6 +100,16 @@ for _ in $(seq 200); do
 done
 mapfile -t ADDRESSES < <(awk '/^sensor /{print $3}' "$WORK/sim.out")
 
+# bleak first: it finds the sensors by discovery, and a connected sensor no longer advertises. systoled then
+# finds them connected and opens its own notify sessions beside bleak's, as two clients of one bluetoothd do.
+if [ "$BLEAK" = 1 ]; then
+  DBUS_SYSTEM_BUS_ADDRESS=$BUS "$VENV/bin/python" Benchmarks/ingest/bleak_client.py "$WORK/bleak.log" \
+    "${ADDRESSES[@]}" > "$WORK/bleak.out" 2> "$WORK/bleak.err" &
+  BLEAK_PID=$!
+  for _ in $(seq 1200); do grep -q '^subscribed' "$WORK/bleak.out" && break; sleep 0.1; done
+  grep -q '^subscribed' "$WORK/bleak.out" || { echo "ingest: bleak did not subscribe:" >&2; tail "$WORK/bleak.err" >&2; exit 1; }
+fi
+
 {
   echo "bus = \"$BUS\""
   echo "store = \"$WORK/health.sqlite\""
@@ -119,14 +129,6 @@ for _ in $(seq 600); do
   sleep 0.2
 done
 "$BIN/systole" start --bus "$BUS" --activity running > /dev/null
-
-if [ "$BLEAK" = 1 ]; then
-  DBUS_SYSTEM_BUS_ADDRESS=$BUS "$VENV/bin/python" Benchmarks/ingest/bleak_client.py "$WORK/bleak.log" \
-    "${ADDRESSES[@]}" > "$WORK/bleak.out" 2> "$WORK/bleak.err" &
-  BLEAK_PID=$!
-  for _ in $(seq 1200); do grep -q '^subscribed' "$WORK/bleak.out" && break; sleep 0.1; done
-  grep -q '^subscribed' "$WORK/bleak.out" || { echo "ingest: bleak did not subscribe:" >&2; tail "$WORK/bleak.err" >&2; exit 1; }
-fi
 
 # The measured window: the null consumer runs it; the others are sampled at its edges.
 "$BIN/systole-sensor-ingest" null "$BUS" "$WARMUP" "$MEASURE" > "$WORK/null.json" &

@@ -113,18 +113,21 @@ public final class SQLiteHealthStore: HealthStore {
 
     static func deviceID(_ device: Device, _ db: Database) throws -> Int64 {
         let key = try Coding.encode(device)
-        if let id = try Int64.fetchOne(db, sql: "SELECT id FROM device WHERE key = ?", arguments: [key]) {
+        // Cached statements: every commit looks its devices up, and parsing the SQL each time showed in profiles.
+        if let id = try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT id FROM device WHERE key = ?"),
+            arguments: [key]
+        ) {
             return id
         }
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO device (key, name, address, manufacturer, bodyLocation, firmwareVersion)
                 VALUES (?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                key, device.name, device.address, device.manufacturer, device.bodyLocation, device.firmwareVersion,
-            ]
-        )
+                """
+        ).execute(arguments: [
+            key, device.name, device.address, device.manufacturer, device.bodyLocation, device.firmwareVersion,
+        ])
         return db.lastInsertedRowID
     }
 

@@ -51,6 +51,8 @@ final class ControlService: Service, Sendable {
         }
     }
 
+    static let sensorRefreshInterval: Duration = .milliseconds(250)
+
     func run() async throws {
         // Properties follow the workout and the sensors; the elapsed time and heart rate age once a second.
         let workoutChanges = workouts.changes.subscribe(buffering: 1)
@@ -58,7 +60,14 @@ final class ControlService: Service, Sendable {
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { for await _ in workoutChanges { await self.refresh() } }
-                group.addTask { for await _ in sensorChanges { await self.refresh() } }
+                group.addTask {
+                    // Sensor status changes with every reading (hundreds a second with many sensors): announce
+                    // it at most four times a second; changes in between are folded into the next.
+                    for await _ in sensorChanges {
+                        await self.refresh()
+                        try? await Task.sleep(for: Self.sensorRefreshInterval)
+                    }
+                }
                 group.addTask {
                     while !Task.isCancelled {
                         try? await Task.sleep(for: .seconds(1))
