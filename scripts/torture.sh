@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# torture.sh — K workouts against systole-sim on a private bus; in each, systoled is killed at a random moment
+# (SIGKILL, or SIGTERM in about one run in five) and started again, and the workout goes on. Sensor dropouts and
+# bluetoothd restarts (SIGUSR1 to the simulator) are injected at random too. At the end it checks that:
+#   - every workout was recovered and finished (listed by `systole workouts`, with an end);
+#   - every reading the live log showed as `running` before a kill is in the store, at its time;
+#   - every time systoled was down during a workout is marked as a gap;
+#   - SQLite's `PRAGMA integrity_check` is ok;
+# and prints `N passed, N failed` with every violation. Exit status 1 if any failed.
+#
+# usage: scripts/torture.sh [--workouts K] [--seed N] [--debug]
+#   defaults: 50 workouts, seed from the clock; --debug uses the debug build (faster to build, for smoke runs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+WORKOUTS=50 SEED=$(date +%s) CONFIG=release
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --workouts) WORKOUTS=$2; shift ;;
+    --seed) SEED=$2; shift ;;
+    --debug) CONFIG=debug ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    *) echo "torture: unknown option $1 (see --help)" >&2; exit 64 ;;
+  esac
+  shift
+done
+for product in systole-sim systoled systole; do swift build -c "$CONFIG" --product "$product" >&2; done
+BIN=$(swift build -c "$CONFIG" --show-bin-path)
+
+source scripts/lib/private-bus.sh
+WORK=$(mktemp -d /tmp/systole-torture.XXXXXX)
+cleanup() {
+  [ -n "${DAEMON_PID:-}" ] && kill -9 "$DAEMON_PID" 2> /dev/null || true
+  cleanup_private_run
+}
+trap cleanup EXIT
+start_private_bus "$WORK"
+export SYSTOLE_BUS=$BUS
+RANDOM=$SEED
+echo "torture: $WORKOUTS workouts, seed $SEED, $CONFIG build, work folder $WORK"
+
+# Two straps at 4 Hz, each out of range now and then on the simulator's own clock.
+cat > "$WORK/scenario.json" <<JSON
+{"seed": $SEED, "sensors": [
+  {"model": "polar-h10", "rate": 4, "faults": [{"kind": "disconnect", "at": 20, "for": 3},
+                                                {"kind": "disconnect", "at": 95, "for": 4}]},
+  {"model": "garmin-hrm", "rate": 4, "faults": [{"kind": "disconnect", "at": 50, "for": 5}]}]}
+JSON
+"$BIN/systole-sim" --bus "$BUS" --scenario "$WORK/scenario.json" > "$WORK/sim.out" &
+SIM_PID=$!
+for _ in $(seq 100); do grep -q '^ready' "$WORK/sim.out" 2> /dev/null && break; sleep 0.1; done
+
+cat > "$WORK/systoled.toml" <<TOML
+bus = "$BUS"
+store = "$WORK/health.sqlite"
+sensors = ["any"]
+
+[live_log]
+path = "$WORK/live.log"
+TOML
+start_daemon() {
+  "$BIN/systoled" --config "$WORK/systoled.toml" 2>> "$WORK/systoled.err" &
+  DAEMON_PID=$!
+  for _ in $(seq 200); do "$BIN/systole" status > /dev/null 2>&1 && return 0; sleep 0.05; done
+  echo "torture: systoled did not come up" >&2
+  return 1
+}
+pause_for() { sleep "$(printf '%d.%02d' $(( $1 + RANDOM % $2 )) $(( RANDOM % 100 )))"; }
+start_daemon
+
+# events.jsonl: what was done when, for the checks.
+for i in $(seq "$WORKOUTS"); do
+  if ! "$BIN/systole" start --activity running > /dev/null 2> "$WORK/start.err"; then
+    echo "{\"workout\": $i, \"error\": \"start failed: $(tr -d '"\n' < "$WORK/start.err")\"}" >> "$WORK/events.jsonl"
+    continue
+  fi
+  id=$("$BIN/systole" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["workout"]["id"])')
+  pause_for 1 4
+  [ $(( RANDOM % 4 )) = 0 ] && { kill -USR1 "$SIM_PID"; echo "{\"workout\": \"$id\", \"bluetoothdRestart\": $(date +%s.%N)}" >> "$WORK/events.jsonl"; }
+  pause_for 0 3
+  signal=KILL
+  [ $(( RANDOM % 5 )) = 0 ] && signal=TERM
+  at=$(date +%s.%N)
+  kill -"$signal" "$DAEMON_PID"
+  wait "$DAEMON_PID" 2> /dev/null || true
+  echo "{\"workout\": \"$id\", \"kill\": \"$signal\", \"at\": $at}" >> "$WORK/events.jsonl"
+  start_daemon
+  pause_for 1 3
+  "$BIN/systole" end > /dev/null 2>> "$WORK/end.err" \
+    || echo "{\"workout\": \"$id\", \"error\": \"end failed: $(tail -1 "$WORK/end.err" | tr -d '"\n')\"}" >> "$WORK/events.jsonl"
+  printf '.' >&2
+done
+echo >&2
+"$BIN/systole" workouts list --json > "$WORK/workouts.json"
+kill "$DAEMON_PID"; wait "$DAEMON_PID" 2> /dev/null || true
+DAEMON_PID=
+
+python3 - "$WORK" "$WORKOUTS" <<'PY'
+import datetime, json, sqlite3, struct, sys
+work, expected = sys.argv[1], int(sys.argv[2])
+events = [json.loads(l) for l in open(f"{work}/events.jsonl")] if __import__("os").path.exists(f"{work}/events.jsonl") else []
+workouts = {w["id"]: w for w in json.load(open(f"{work}/workouts.json"))}
+db = sqlite3.connect(f"file:{work}/health.sqlite?mode=ro", uri=True)
+violations = []
+
+integrity = db.execute("PRAGMA integrity_check").fetchone()[0]
+if integrity != "ok":
+    violations.append(f"integrity_check: {integrity}")
+
+# Every heart-rate reading in the store, by time (series rows hold 20-byte readings: offset, duration, value).
+stored = []
+for start, series, minute in db.execute(
+        "SELECT s.startDate, q.readings, q.minute FROM quantitySample s "
+        "LEFT JOIN quantitySeries q ON q.sampleID = s.id WHERE s.type = 'heartRate'"):
+    if series is None:
+        stored.append(start)
+    else:
+        for offset in range(0, len(series) - 19, 20):
+            stored.append(minute * 60 + struct.unpack_from("<d", series, offset)[0])
+stored.sort()
+
+def unix(text):
+    return datetime.datetime.strptime(text[:23], "%Y-%m-%dT%H:%M:%S.%f").replace(
+        tzinfo=datetime.timezone.utc).timestamp()
+
+# A line says `running` only once its reading is committed, so every one must be in the store, kills or not.
+import bisect
+logged = [unix(l) for l in open(f"{work}/live.log") if " bpm=" in l and "state=running" in l]
+for t in logged:
+    i = bisect.bisect_left(stored, t - 0.0015)
+    if i == len(stored) or stored[i] > t + 0.0015:
+        violations.append(f"a reading the live log showed at {t:.3f} is not in the store")
+kills = [e for e in events if "kill" in e]
+
+failed = set()
+for e in events:
+    if "error" in e:
+        violations.append(f"workout {e['workout']}: {e['error']}")
+        failed.add(e["workout"])
+ids = {e["workout"] for e in kills}
+for wid in ids:
+    workout = workouts.get(wid)
+    if workout is None:
+        violations.append(f"workout {wid} was not finished (not listed)")
+        failed.add(wid)
+        continue
+    downs = sum(1 for k in kills if k["workout"] == wid)
+    if workout.get("gaps", 0) < downs:
+        violations.append(f"workout {wid}: {downs} time(s) down, {workout.get('gaps', 0)} gap(s) marked")
+        failed.add(wid)
+passed = len(ids - failed)
+print(f"{passed} passed, {expected - passed} failed ({len(logged)} live-log readings checked, {len(stored)} stored)")
+for v in violations[:50]:
+    print("  " + v)
+if len(violations) > 50:
+    print(f"  … and {len(violations) - 50} more")
+sys.exit(1 if violations or passed != expected else 0)
+PY
