@@ -43,6 +43,15 @@ import Testing
             throw DBusError(.timeout, "services of \(path) were not resolved")
         }
 
+        /// Discovers sensor 0 and connects it; returns its path (Connect() returned: the link is up).
+        func discoverAndConnect() async throws -> String {
+            _ = try await call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
+            let path = await devicePath()
+            try await waitForDevice(path)
+            _ = try await call(path, "org.bluez.Device1", "Connect")
+            return path
+        }
+
         /// The path of simulated sensor `index` on hci0.
         func devicePath(_ index: Int = 0) async -> String {
             "/org/bluez/hci0/dev_" + (await simulator.sensorAddresses[index]).replacingOccurrences(of: ":", with: "_")
@@ -223,10 +232,7 @@ import Testing
         var scenario = Scenario()
         scenario.sensors[0].rate = 20
         try await withFixture(scenario) { f in
-            _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
-            let path = await f.devicePath()
-            try await f.waitForDevice(path)
-            _ = try await f.call(path, "org.bluez.Device1", "Connect")
+            let path = try await f.discoverAndConnect()
             try await f.waitForServices(path)
             let measurement = path + "/service000a/char000b"
             let other = try await DBusConnection.connect(to: .address(f.bus.address))
@@ -279,10 +285,7 @@ import Testing
         var scenario = Scenario()
         scenario.sensors[0].rate = 20
         try await withFixture(scenario, emitLog: log) { f in
-            _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
-            let path = await f.devicePath()
-            try await f.waitForDevice(path)
-            _ = try await f.call(path, "org.bluez.Device1", "Connect")
+            let path = try await f.discoverAndConnect()
             try await f.waitForServices(path)
             _ = try await f.call(path + "/service000a/char000b", "org.bluez.GattCharacteristic1", "StartNotify")
             // 20 a second; a loaded machine may take longer for the first five.
@@ -384,10 +387,7 @@ import Testing
         try await withFixture(scenario) { f in
             let signals = try await f.client.signals(matching: DBusMatchRule(sender: "org.bluez"))
             var iterator = signals.makeAsyncIterator()
-            _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
-            let path = await f.devicePath()
-            try await f.waitForDevice(path)
-            _ = try await f.call(path, "org.bluez.Device1", "Connect")
+            let path = try await f.discoverAndConnect()
             #expect(
                 try await connectTrace(&iterator, path) == [
                     "service", "service", "service", "service", "resolved", "battery",
@@ -444,10 +444,7 @@ import Testing
         try await withFixture { f in
             let signals = try await f.client.signals(matching: DBusMatchRule(sender: "org.bluez"))
             var iterator = signals.makeAsyncIterator()
-            _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
-            let path = await f.devicePath()
-            try await f.waitForDevice(path)
-            _ = try await f.call(path, "org.bluez.Device1", "Connect")
+            let path = try await f.discoverAndConnect()
             try await f.waitForServices(path)
             // The GATT objects of a new database come just after ServicesResolved, Battery1 last.
             #expect(
