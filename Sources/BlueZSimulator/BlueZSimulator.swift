@@ -288,7 +288,8 @@ public actor BlueZSimulator {
 
     private func tick(_ index: Int, at time: Double) {
         let notification = sensors[index].behaviour.notification(at: time)
-        guard !notification.dropped, let path = sensors[index].connectedVia, let device = devices[path],
+        guard !notification.dropped, !sensors[index].behaviour.isOutOfRange(at: time),
+            let path = sensors[index].connectedVia, let device = devices[path],
             let gatt = device.gatt, !device.heartRateSessions.isEmpty
         else { return }
         gatt.measurement.setProperties(
@@ -369,6 +370,8 @@ struct SimulatedSensor: Sendable {
         bonded = spec.paired
         battery = UInt8(60 + random.next() % 41)
         behaviour = SensorBehaviour(spec: spec, seed: random.next())
+        // A sensor out of range from the start is never reachable, not even before the first tick of the air.
+        inRange = !behaviour.isOutOfRange(at: 0)
     }
 
     /// Advertised service UUIDs.

@@ -269,7 +269,9 @@ extension BlueZSimulator {
         let wanted = Set(applications.values.flatMap { $0 })
         guard !wanted.isDisjoint(with: sensors[index].advertisedUUIDs) else { return }
         for (path, device) in devices where device.sensor == index && !device.connected && !device.userDisconnected {
-            guard isPowered(device.adapter), sensors[index].connectedVia == nil else { continue }
+            guard isPowered(device.adapter), sensors[index].connectedVia == nil,
+                !sensors[index].behaviour.isOutOfRange(at: now)
+            else { continue }
             establish(path)
             resolveServices(path)
             return

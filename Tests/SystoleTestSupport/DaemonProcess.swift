@@ -57,11 +57,18 @@ public final class DaemonProcess: @unchecked Sendable {
     public func signal(_ number: Int32) { kill(process.processIdentifier, number) }
 
     /// Waits for the process to exit and returns its status.
-    public func waitForExit() async throws -> Int32 {
-        try await offThePool { [process] in
-            process.waitUntilExit()
-            return process.terminationStatus
+    /// Its exit status, or nil if it did not exit within `timeout`; then it is killed, so a test fails instead
+    /// of hanging. (It polls: a blocked wait could not be given up.)
+    public func waitForExit(timeout: Duration = .seconds(30)) async throws -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else {
+                signal(SIGKILL)
+                return nil
+            }
+            try await Task.sleep(for: .milliseconds(20))
         }
+        return process.terminationStatus
     }
 
     /// What it wrote to standard error (complete once it exited).

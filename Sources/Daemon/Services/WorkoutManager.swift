@@ -123,14 +123,17 @@ actor WorkoutManager: Service {
         let builder = session.associatedWorkoutBuilder()
         let source = LiveWorkoutDataSource(configuration: session.configuration, enabledTypes: sampleTypes)
         await source.attach(to: builder)
+        // The gap starts at the last sample stored, or at the start when the workout had none yet (a sensor
+        // still out of range): the time down is marked either way.
         let lastSample = try await store.samples(ofWorkout: builder.workoutID).last?.endDate
+        let started = await builder.startDate
         let now = clock.now()
         let state = await session.state
-        if let lastSample, state == .running || state == .paused {
+        if let since = lastSample ?? started, since <= now, state == .running || state == .paused {
             try? await builder.addWorkoutEvents([
                 WorkoutEvent(
                     type: .marker,
-                    start: lastSample,
+                    start: since,
                     end: now,
                     metadata: [Self.gapKey: .string("systoled was not running; no samples in this interval")]
                 )
