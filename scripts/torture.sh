@@ -8,17 +8,22 @@
 #   - SQLite's `PRAGMA integrity_check` is ok;
 # and prints `N passed, N failed` with every violation. Exit status 1 if any failed.
 #
-# usage: scripts/torture.sh [--workouts K] [--seed N] [--debug]
+# --disk-full instead runs one workout with the store on a 4 MiB tmpfs (needs root, for mount), fills it, frees it
+# again, and checks that the daemon said the disk is full and named the file, that the workout kept running and was
+# saved once space returned, and that the store is intact. It reports how many readings the full disk cost.
+#
+# usage: scripts/torture.sh [--workouts K] [--seed N] [--debug] [--disk-full]
 #   defaults: 50 workouts, seed from the clock; --debug uses the debug build (faster to build, for smoke runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-WORKOUTS=50 SEED=$(date +%s) CONFIG=release
+WORKOUTS=50 SEED=$(date +%s) CONFIG=release DISK_FULL=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --workouts) WORKOUTS=$2; shift ;;
     --seed) SEED=$2; shift ;;
     --debug) CONFIG=debug ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --disk-full) DISK_FULL=1 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "torture: unknown option $1 (see --help)" >&2; exit 64 ;;
   esac
   shift
@@ -30,12 +35,78 @@ source scripts/lib/private-bus.sh
 WORK=$(mktemp -d /tmp/systole-torture.XXXXXX)
 cleanup() {
   [ -n "${DAEMON_PID:-}" ] && kill -9 "$DAEMON_PID" 2> /dev/null || true
+  [ -n "${SIM_PID:-}" ] && kill "$SIM_PID" 2> /dev/null || true
+  wait 2> /dev/null || true
+  mountpoint -q "$WORK/small" 2> /dev/null && umount "$WORK/small"
   cleanup_private_run
 }
 trap cleanup EXIT
 start_private_bus "$WORK"
 export SYSTOLE_BUS=$BUS
 RANDOM=$SEED
+
+if [ "$DISK_FULL" = 1 ]; then
+  mkdir -p "$WORK/small"
+  mount -t tmpfs -o size=4M tmpfs "$WORK/small" || { echo "torture: FAIL: cannot mount a tmpfs (root needed)" >&2; exit 1; }
+  "$BIN/systole-sim" --bus "$BUS" --rate 4 > "$WORK/sim.out" &
+  SIM_PID=$!
+  for _ in $(seq 100); do grep -q '^ready' "$WORK/sim.out" 2> /dev/null && break; sleep 0.1; done
+  printf 'bus = "%s"\nstore = "%s/small/health.sqlite"\nsensors = ["any"]\n\n[live_log]\npath = "%s/live.log"\n' \
+    "$BUS" "$WORK" "$WORK" > "$WORK/systoled.toml"
+  "$BIN/systoled" --config "$WORK/systoled.toml" 2> "$WORK/systoled.err" &
+  DAEMON_PID=$!
+  for _ in $(seq 200); do "$BIN/systole" status > /dev/null 2>&1 && break; sleep 0.05; done
+  "$BIN/systole" start --activity running > /dev/null
+  sleep 3
+  full_at=$(date +%s.%N)
+  dd if=/dev/zero of="$WORK/small/filler" bs=64k 2> /dev/null || true
+  sleep 5
+  "$BIN/systole" status --json > "$WORK/status-full.json"
+  rm "$WORK/small/filler"
+  freed_at=$(date +%s.%N)
+  sleep 4
+  "$BIN/systole" end --json > "$WORK/ended.json" 2> "$WORK/end.err" || true
+  "$BIN/systole" workouts list --json > "$WORK/workouts.json"
+  python3 - "$WORK" "$full_at" "$freed_at" <<'PY'
+import datetime, json, sqlite3, struct, sys
+work, full_at, freed_at = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+problems = []
+errors = open(f"{work}/systoled.err").read()
+if f"the disk holding {work}/small/health.sqlite is full" not in errors:
+    problems.append("systoled did not say the disk holding the store is full")
+status = json.load(open(f"{work}/status-full.json"))
+if status.get("state") != "running":
+    problems.append(f"the workout was {status.get('state')} while the disk was full, not running")
+ended = json.load(open(f"{work}/ended.json")) if open(f"{work}/ended.json").read().strip() else {}
+if not ended or ended.get("id") not in {w["id"] for w in json.load(open(f"{work}/workouts.json"))}:
+    problems.append(f"the workout was not saved once space returned: {open(work + '/end.err').read().strip()}")
+db = sqlite3.connect(f"file:{work}/small/health.sqlite?mode=ro", uri=True)
+if db.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
+    problems.append("integrity_check failed")
+stored = set()
+for start, series, minute in db.execute("SELECT s.startDate, q.readings, q.minute FROM quantitySample s "
+                                        "LEFT JOIN quantitySeries q ON q.sampleID = s.id WHERE s.type = 'heartRate'"):
+    if series is None:
+        stored.add(round(start, 3))
+    else:
+        for o in range(0, len(series) - 19, 20):
+            stored.add(round(minute * 60 + struct.unpack_from("<d", series, o)[0], 3))
+def unix(t):
+    return datetime.datetime.strptime(t[:23], "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=datetime.timezone.utc).timestamp()
+logged = [unix(l) for l in open(f"{work}/live.log") if " bpm=" in l and "state=running" in l]
+lost = [t for t in logged if not any(abs(t - s) < 0.0015 for s in stored)]
+# A reading received just before the disk filled is committed up to 25 ms later, when it is already full.
+outside = [t for t in lost if not full_at - 0.1 <= t <= freed_at + 1]
+if outside:
+    problems.append(f"{len(outside)} readings outside the full-disk window are missing from the store: "
+                    + ", ".join(f"{t - full_at:+.3f} s from filling ({t - freed_at:+.3f} s from freeing)" for t in outside))
+print(f"disk full: {len(logged)} readings logged while running, {len(lost)} not stored, all while the disk was full"
+      if not outside else "disk full: readings were lost outside the full-disk window")
+print("disk full: passed" if not problems else "disk full: FAILED\n  " + "\n  ".join(problems))
+sys.exit(1 if problems else 0)
+PY
+  exit $?
+fi
 echo "torture: $WORKOUTS workouts, seed $SEED, $CONFIG build, work folder $WORK"
 
 # Two straps at 4 Hz, each out of range now and then on the simulator's own clock.
