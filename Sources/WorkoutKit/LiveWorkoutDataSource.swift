@@ -75,6 +75,11 @@ public actor LiveWorkoutDataSource {
     public private(set) var generatedTypes: Set<SampleType> = []
     /// Why the builder last refused sensor samples (a full disk, say), if it did.
     public private(set) var lastDeliveryError: (any Error)?
+    /// Samples the store refused (a full disk, say): kept, oldest first, and saved with the next delivery that
+    /// succeeds, so a store that recovers loses nothing. At most ``pendingLimit``; beyond that the oldest go.
+    public private(set) var pending: [Sample] = []
+    /// How many refused samples are kept for a retry (about seven hours of one sensor at 4 Hz).
+    public static let pendingLimit = 100_000
     private var lastEnergy: [String: UInt16] = [:]
     private var lastEnergyDate: [String: Date] = [:]
     private var sensorTasks: [Task<Void, Never>] = []
@@ -215,11 +220,35 @@ public actor LiveWorkoutDataSource {
         }
         guard !collected.isEmpty else { return true }
         guard let builder else { return false }
+        // Taken out before the await: a delivery running meanwhile must not save the same samples again.
+        let batch = pending + collected
+        pending = []
         do {
-            try await builder.add(collected)
+            try await builder.add(batch)
             return true
         } catch {
             lastDeliveryError = error
+            // The builder's own refusals (not collecting, ended) will not change; the store's may.
+            if !(error is LiveWorkoutBuilderError) {
+                pending = Array((batch + pending).suffix(Self.pendingLimit))
+            }
+            return false
+        }
+    }
+
+    /// Saves the samples the store refused earlier, if any (before the workout ends). Returns whether none are
+    /// left.
+    @discardableResult
+    public func savePending() async -> Bool {
+        guard !pending.isEmpty, let builder else { return pending.isEmpty }
+        let batch = pending
+        pending = []
+        do {
+            try await builder.add(batch)
+            return true
+        } catch {
+            lastDeliveryError = error
+            pending = Array((batch + pending).suffix(Self.pendingLimit))
             return false
         }
     }

@@ -40,10 +40,13 @@ struct SimulatedBluetooth {
     /// Connects and waits for services (Connect() returns before bluetoothd resolves them).
     func connect(_ device: Device) async throws {
         try await device.connect()
-        // The GATT objects of a new database follow ServicesResolved, as with bluetoothd 5.66.
+        // The GATT objects of a new database follow ServicesResolved, as with bluetoothd 5.66, one object at a
+        // time: wait for the last characteristic (battery level), not the first.
         #expect(
             await eventually {
                 device.servicesResolved && device.characteristic(.heartRateMeasurement, in: .heartRateService) != nil
+                    && device.characteristic(.bodySensorLocation, in: .heartRateService) != nil
+                    && device.characteristic(.batteryLevel, in: .batteryService) != nil
             }
         )
     }

@@ -134,3 +134,61 @@ import WorkoutKit
         await source.stop()
     }
 }
+
+extension LiveWorkoutDataSourceTests {
+    /// A full disk refuses samples for a while; the data source keeps them and saves them once the store takes
+    /// them again, so nothing is lost.
+    @Test func samplesAStoreRefusedAreSavedOnceItTakesThemAgain() async throws {
+        let store = RefusingStore()
+        let configuration = WorkoutConfiguration(activityType: .running)
+        let session = await WorkoutSession(configuration: configuration, store: store, clock: ManualWorkoutClock(t0))
+        try await session.startActivity(at: t0)
+        let builder = session.associatedWorkoutBuilder()
+        try await builder.beginCollection(at: t0)
+        let source = LiveWorkoutDataSource(configuration: configuration)
+        await source.attach(to: builder)
+        func reading(_ second: Double) -> SensorMeasurement {
+            SensorMeasurement(date: t0.addingTimeInterval(second), heartRate: 100 + second)
+        }
+        await store.refuse(true)
+        for second in 0..<3 {
+            #expect(await source.receive(reading(Double(second)), from: strap) == false)
+        }
+        #expect(await source.pending.count == 3)
+        #expect(await source.lastDeliveryError is RefusingStore.Full)
+        await store.refuse(false)
+        #expect(await source.receive(reading(3), from: strap))
+        #expect(await source.pending.isEmpty)
+        let saved = try await store.samples(ofWorkout: builder.workoutID).compactMap { sample -> Double? in
+            guard case .quantity(let q) = sample, q.type == .heartRate else { return nil }
+            return try? q.quantity.doubleValue(for: .countPerMinute)
+        }
+        #expect(saved.sorted() == [100, 101, 102, 103])
+        #expect(await builder.statistics(for: .heartRate)?.readingCount == 4)
+        // What is still refused when the workout ends is saved by savePending once there is room.
+        await store.refuse(true)
+        _ = await source.receive(reading(4), from: strap)
+        await store.refuse(false)
+        #expect(await source.savePending())
+        #expect(await builder.statistics(for: .heartRate)?.readingCount == 5)
+    }
+}
+
+/// A store that refuses samples while told to, as a full disk does, and keeps them otherwise.
+actor RefusingStore: HealthStore {
+    struct Full: Error {}
+    private let kept = InMemoryHealthStore()
+    private var refusing = false
+    func refuse(_ value: Bool) { refusing = value }
+    func save(_ samples: [Sample], workoutID: UUID?) async throws {
+        if refusing { throw Full() }
+        await kept.save(samples, workoutID: workoutID)
+    }
+    func save(_ workout: Workout) async throws { await kept.save(workout) }
+    func saveFinished(_ workout: Workout) async throws { await kept.saveFinished(workout) }
+    func deleteSamples(ofWorkout id: UUID) async throws { await kept.deleteSamples(ofWorkout: id) }
+    func samples(ofWorkout id: UUID) async throws -> [Sample] { await kept.samples(ofWorkout: id) }
+    func saveJournal(_ journal: WorkoutJournal) async throws { await kept.saveJournal(journal) }
+    func loadJournal() async throws -> WorkoutJournal? { await kept.loadJournal() }
+    func clearJournal() async throws { await kept.clearJournal() }
+}

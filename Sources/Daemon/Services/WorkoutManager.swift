@@ -300,6 +300,8 @@ actor WorkoutManager: Service {
         let workout: Workout
         do {
             if await current.session.state != .stopped { try await current.session.stopActivity(at: date) }
+            // Readings a full disk refused are saved now if there is room again.
+            await current.source.savePending()
             await current.source.stop()
             if await current.builder.endDate == nil { try await current.builder.endCollection(at: date) }
             workout = try await current.builder.finishWorkout()
