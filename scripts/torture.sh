@@ -34,10 +34,13 @@ BIN=$(swift build -c "$CONFIG" --show-bin-path)
 source scripts/lib/private-bus.sh
 WORK=$(mktemp -d /tmp/systole-torture.XXXXXX)
 cleanup() {
+  local status=$?
   [ -n "${DAEMON_PID:-}" ] && kill -9 "$DAEMON_PID" 2> /dev/null || true
   [ -n "${SIM_PID:-}" ] && kill "$SIM_PID" 2> /dev/null || true
   wait 2> /dev/null || true
   mountpoint -q "$WORK/small" 2> /dev/null && umount "$WORK/small"
+  # A failed run keeps its folder (systoled.err, live.log, events.jsonl, the store) for a look.
+  if [ "$status" != 0 ]; then echo "torture: kept $WORK" >&2; WORK=; fi
   cleanup_private_run
 }
 trap cleanup EXIT
@@ -132,7 +135,7 @@ start_daemon() {
   "$BIN/systoled" --config "$WORK/systoled.toml" 2>> "$WORK/systoled.err" &
   DAEMON_PID=$!
   for _ in $(seq 200); do "$BIN/systole" status > /dev/null 2>&1 && return 0; sleep 0.05; done
-  echo "torture: systoled did not come up" >&2
+  echo "torture: systoled did not come up; its log: $WORK/systoled.err" >&2
   return 1
 }
 pause_for() { sleep "$(printf '%d.%02d' $(( $1 + RANDOM % $2 )) $(( RANDOM % 100 )))"; }

@@ -220,20 +220,7 @@ public actor LiveWorkoutDataSource {
         }
         guard !collected.isEmpty else { return true }
         guard let builder else { return false }
-        // Taken out before the await: a delivery running meanwhile must not save the same samples again.
-        let batch = pending + collected
-        pending = []
-        do {
-            try await builder.add(batch)
-            return true
-        } catch {
-            lastDeliveryError = error
-            // The builder's own refusals (not collecting, ended) will not change; the store's may.
-            if !(error is LiveWorkoutBuilderError) {
-                pending = Array((batch + pending).suffix(Self.pendingLimit))
-            }
-            return false
-        }
+        return await save(collected, with: builder)
     }
 
     /// Saves the samples the store refused earlier, if any (before the workout ends). Returns whether none are
@@ -241,14 +228,23 @@ public actor LiveWorkoutDataSource {
     @discardableResult
     public func savePending() async -> Bool {
         guard !pending.isEmpty, let builder else { return pending.isEmpty }
-        let batch = pending
+        return await save([], with: builder)
+    }
+
+    /// Hands the kept samples and `samples` to the builder; what the store refuses is kept for the next try.
+    private func save(_ samples: [Sample], with builder: LiveWorkoutBuilder) async -> Bool {
+        // Taken out before the await: a delivery running meanwhile must not save the same samples again.
+        let batch = pending + samples
         pending = []
         do {
             try await builder.add(batch)
             return true
         } catch {
             lastDeliveryError = error
-            pending = Array((batch + pending).suffix(Self.pendingLimit))
+            // The builder's own refusals (not collecting, ended) will not change: keep only what it did not
+            // refuse for its own reasons. The store's refusals (a full disk) may pass.
+            let keep = error is LiveWorkoutBuilderError ? batch.dropLast(samples.count) : batch[...]
+            pending = Array((keep + pending).suffix(Self.pendingLimit))
             return false
         }
     }

@@ -259,8 +259,8 @@ import Testing
                 line.wholeMatch(of: /STATUS=running · [0-9]+ bpm · 00:00:[0-9]{2}/) != nil
             }
             #expect(statuses != nil, "no running status within 10 s")
-            let messages = try #require(try await s.daemon.notify.waitFor("WATCHDOG=1", timeout: 5))
-            #expect(messages.contains { $0.contains("WATCHDOG=1") })
+            let keepAlive = try await s.daemon.notify.waitFor("WATCHDOG=1", timeout: 5)
+            #expect(keepAlive != nil, "no watchdog keep-alive within 5 s")
             s.daemon.signal(SIGTERM)
             #expect(try await s.daemon.waitForExit() == 0)
             #expect(try await s.daemon.notify.waitFor("STOPPING=1", timeout: 2) != nil)

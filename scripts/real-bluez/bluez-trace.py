@@ -187,9 +187,9 @@ class Trace:
                 ):
                     continue
                 self.events.append(("signal", self.norm(m["path"]), m["interface"], m["member"], m["args"]))
-            elif m["kind"] == "method call" and m["sender"] in self.bluez and "/org/bluez/example" not in (
-                m["path"] or ""
-            ) and not (m["path"] or "").startswith("/org/bluez/example"):
+            elif m["kind"] == "method call" and m["sender"] in self.bluez and not (m["path"] or "").startswith(
+                "/org/bluez/example"
+            ):
                 # bluetoothd calling out: the agent, a registered GATT profile.
                 if m["interface"] in ("org.bluez.Agent1", "org.bluez.GattProfile1", "org.freedesktop.DBus.ObjectManager"):
                     self.events.append(("callback", m["interface"], m["member"]))

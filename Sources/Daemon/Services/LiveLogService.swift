@@ -5,7 +5,8 @@ import ServiceLifecycle
 /// Writes the live bpm log: a line per measurement, and while a workout runs without any sensor data, a
 /// duration-only line every few seconds (never a made-up heart rate). During a workout a line is written once
 /// the reading's samples are committed (at most the store's commit window, 25 ms, after it arrived), so every
-/// line survives a crash of the daemon.
+/// line survives a crash of the daemon. Only while the store refuses samples (a full disk) is a line written for
+/// a reading that is kept in memory until it can be saved.
 final class LiveLogService: Service, Sendable {
     private let file: LiveLogFile
     private let format: DaemonConfiguration.LiveLogFormat
