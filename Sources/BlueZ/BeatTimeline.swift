@@ -37,8 +37,10 @@ public struct BeatTimeline: Sendable {
             let gap = receivedAt - lastNotification
             if let usual = usualInterval, gap > usual * 1.6 + .milliseconds(150) {
                 lost = true
-            } else {
-                // A smoothed interval; gaps are left out so one loss does not teach the timeline to expect more.
+            } else if gap >= .milliseconds(50), gap >= (usualInterval ?? .zero) * 0.5 {
+                // A smoothed interval; gaps are left out so one loss does not teach the timeline to expect more,
+                // and so are bursts (notifications delayed on the way arrive back to back), which would teach it
+                // to take the next ordinary interval for a loss.
                 usualInterval = usualInterval.map { $0 * 0.8 + gap * 0.2 } ?? gap
             }
         }
