@@ -226,11 +226,19 @@ public final class BlueZClient: Sendable {
         }
     }
 
-    /// Events at `pathPrefix` or below (every event when nil), plus service started/stopped. The stream ends
-    /// when the consumer stops iterating.
-    public func events(under pathPrefix: String? = nil) -> AsyncStream<BlueZEvent> {
+    /// Events at `pathPrefix` or below (every event when nil), plus service started/stopped, that `isIncluded`
+    /// accepts. The stream ends when the consumer stops iterating.
+    ///
+    /// `isIncluded` runs on the client's signal task before the event is queued: with many sensors streaming,
+    /// leaving out the notifications a consumer does not want saves waking it for each of them.
+    public func events(
+        under pathPrefix: String? = nil,
+        where isIncluded: (@Sendable (BlueZEvent) -> Bool)? = nil
+    ) -> AsyncStream<BlueZEvent> {
         let (stream, continuation) = AsyncStream<BlueZEvent>.makeStream()
-        let id = addSink(pathPrefix: pathPrefix) { continuation.yield($0) }
+        let id = addSink(pathPrefix: pathPrefix) { event in
+            if isIncluded?(event) ?? true { continuation.yield(event) }
+        }
         continuation.onTermination = { [weak self] _ in self?.removeSink(id) }
         return stream
     }

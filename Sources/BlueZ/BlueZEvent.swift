@@ -26,3 +26,14 @@ public struct PropertiesChange: Sendable {
     /// Wall-clock receive time, for storing and showing.
     public var receivedDate: Date
 }
+
+extension BlueZEvent {
+    /// Whether this is a characteristic's new value (a notification): most consumers of events ignore those,
+    /// and with many sensors they are nearly all the traffic.
+    public var isCharacteristicValue: Bool {
+        if case .propertiesChanged(let change) = self, change.interface == BlueZ.Interface.gattCharacteristic {
+            return true
+        }
+        return false
+    }
+}

@@ -131,7 +131,7 @@ public final class HeartRateSensor: Sendable {
 
     /// Sleeps `delay`, but returns at once when bluetoothd (re)appears or the sensor connects on its own.
     private func waitBeforeReconnecting(_ delay: Duration) async {
-        let events = client.events()
+        let events = client.events { !$0.isCharacteristicValue }
         let client = client
         let chosen = address
         await withTaskGroup(of: Void.self) { group in
@@ -167,7 +167,8 @@ public final class HeartRateSensor: Sendable {
             try? await adapter.stopDiscovery()
         }
         // Listen before connecting so ServicesResolved is not missed.
-        let deviceEvents = client.events(under: device.path)
+        // Its GATT objects' values (the notifications themselves) are left out: nothing here reads them.
+        let deviceEvents = client.events(under: device.path) { !$0.isCharacteristicValue }
         if !device.isConnected {
             report(.connecting(address))
             try await device.connect()

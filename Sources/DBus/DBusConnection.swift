@@ -21,9 +21,16 @@ public final class DBusConnection: Sendable {
     }
 
     /// Opens a private connection to `bus` and registers on it (`Hello`).
-    public static func connect(to bus: DBusBus) async throws(DBusError) -> DBusConnection {
+    ///
+    /// - Parameter coalescing: the least time between two reads of the bus. Zero (the default) reads each
+    ///   message as it arrives. A daemon taking hundreds of signals a second passes a few milliseconds: it then
+    ///   wakes once per tick for everything that arrived, and replies and signals wait at most that long.
+    public static func connect(
+        to bus: DBusBus,
+        coalescing: Duration = .zero
+    ) async throws(DBusError) -> DBusConnection {
         _ = dbus_threads_init_default()
-        let loop = try LoopThread()
+        let loop = try LoopThread(coalescing: coalescing)
         let state = LoopState()
         let result: Result<String, DBusError> = await withCheckedContinuation { continuation in
             loop.start { loop in

@@ -15,6 +15,8 @@ final class LoopState: @unchecked Sendable {
         var callID: UInt64
         var continuation: CheckedContinuation<Result<[DBusValue], DBusError>, Never>
         var description: String
+        /// The loop's token for this call's deadline, cancelled when the reply comes.
+        var deadline: UInt64 = 0
     }
     private var pending: [UInt32: PendingCall] = [:]
     private var serialByCallID: [UInt64: UInt32] = [:]
@@ -71,7 +73,7 @@ final class LoopState: @unchecked Sendable {
         }
         pending[serial] = PendingCall(callID: callID, continuation: continuation, description: description)
         serialByCallID[callID] = serial
-        loop.schedule(at: deadline) { [self, serial] in
+        pending[serial]?.deadline = loop.schedule(at: deadline) { [self, serial] in
             guard let call = pending[serial], call.callID == callID else { return }
             finish(serial, .failure(DBusError(.timeout, "no reply to \(description) in time")))
         }
@@ -90,6 +92,7 @@ final class LoopState: @unchecked Sendable {
     private func finish(_ serial: UInt32, _ result: Result<[DBusValue], DBusError>) {
         guard let call = pending.removeValue(forKey: serial) else { return }
         serialByCallID[call.callID] = nil
+        loop?.cancelScheduled(call.deadline)
         call.continuation.resume(returning: result)
     }
 

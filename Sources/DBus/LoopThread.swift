@@ -23,11 +23,23 @@ final class LoopThread: @unchecked Sendable {
     // Loop-thread state.
     private var watches: [OpaquePointer] = []
     private var timeouts: [OpaquePointer: ContinuousClock.Instant] = [:]
-    private var deadlines: [(ContinuousClock.Instant, @Sendable () -> Void)] = []
+    /// Scheduled actions by token, so a finished call's deadline goes at once (a busy daemon makes many calls;
+    /// keeping their 25 s deadlines around made every loop iteration walk hundreds of them).
+    private var deadlines: [UInt64: (instant: ContinuousClock.Instant, action: @Sendable () -> Void)] = [:]
+    private var nextDeadline: UInt64 = 0
     private var running = true
     private var connection: OpaquePointer?
+    /// The least time between two reads of the bus (zero: read as soon as data arrives).
+    private let coalescing: Duration
+    /// Until then the bus socket is not polled for input: whatever arrives meanwhile is read and dispatched in
+    /// one wakeup.
+    private var quietUntil: ContinuousClock.Instant?
 
-    init() throws(DBusError) {
+    /// - Parameter coalescing: the least time between two reads of the bus. A daemon taking hundreds of
+    ///   notifications a second wakes once per tick for all of them instead of once per message; replies and
+    ///   signals wait at most this long. Jobs from other threads (sending a call, say) still run at once.
+    init(coalescing: Duration = .zero) throws(DBusError) {
+        self.coalescing = coalescing
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { throw DBusError(.failed, "cannot create the wakeup pipe: errno \(errno)") }
         for fd in fds {
@@ -89,10 +101,17 @@ final class LoopThread: @unchecked Sendable {
         return true
     }
 
-    /// Loop thread only: run `action` at `instant` unless the loop stops first.
-    func schedule(at instant: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) {
-        deadlines.append((instant, action))
+    /// Loop thread only: run `action` at `instant` unless the loop stops first or ``cancelScheduled(_:)`` is
+    /// called with the returned token.
+    @discardableResult
+    func schedule(at instant: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> UInt64 {
+        nextDeadline += 1
+        deadlines[nextDeadline] = (instant, action)
+        return nextDeadline
     }
+
+    /// Loop thread only: forget a scheduled action.
+    func cancelScheduled(_ token: UInt64) { deadlines[token] = nil }
 
     /// Loop thread only: stop after this iteration.
     func stop() { running = false }
@@ -149,10 +168,12 @@ final class LoopThread: @unchecked Sendable {
             pollFDs.removeAll(keepingCapacity: true)
             pollFDs.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
             var polled: [OpaquePointer] = []
+            if let until = quietUntil, until <= .now { quietUntil = nil }
             for watch in watches where dbus_watch_get_enabled(watch) != 0 {
                 let flags = dbus_watch_get_flags(watch)
                 var events: Int16 = 0
-                if flags & DBUS_WATCH_READABLE.rawValue != 0 { events |= Int16(POLLIN) }
+                // While quiet, input waits in the socket; a hangup or error is still reported.
+                if flags & DBUS_WATCH_READABLE.rawValue != 0, quietUntil == nil { events |= Int16(POLLIN) }
                 if flags & DBUS_WATCH_WRITABLE.rawValue != 0 { events |= Int16(POLLOUT) }
                 pollFDs.append(pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
                 polled.append(watch)
@@ -168,12 +189,14 @@ final class LoopThread: @unchecked Sendable {
             for (index, watch) in polled.enumerated() {
                 let revents = pollFDs[index + 1].revents
                 guard revents != 0, watches.contains(watch) else { continue }
+                if revents & Int16(POLLIN) != 0, coalescing > .zero { quietUntil = .now + coalescing }
                 var flags: UInt32 = 0
                 if revents & Int16(POLLIN) != 0 { flags |= DBUS_WATCH_READABLE.rawValue }
                 if revents & Int16(POLLOUT) != 0 { flags |= DBUS_WATCH_WRITABLE.rawValue }
                 if revents & Int16(POLLHUP) != 0 { flags |= DBUS_WATCH_HANGUP.rawValue }
                 if revents & Int16(POLLERR) != 0 { flags |= DBUS_WATCH_ERROR.rawValue }
                 dbus_watch_handle(watch, flags)
+                if flags & DBUS_WATCH_READABLE.rawValue != 0 { readBacklog(watch) }
             }
             fireTimeouts()
         }
@@ -185,7 +208,19 @@ final class LoopThread: @unchecked Sendable {
         self.connection = nil
         watches = []
         timeouts = [:]
-        deadlines = []
+        deadlines = [:]
+    }
+
+    /// Reads on while the socket has data: libdbus reads at most 2 KiB per `dbus_watch_handle`, so after a
+    /// quiet tick one read would take only part of what arrived, and the rest would wait for the next tick.
+    private func readBacklog(_ watch: OpaquePointer) {
+        let fd = dbus_watch_get_unix_fd(watch)
+        for _ in 0..<4096 {
+            guard watches.contains(watch), dbus_watch_get_enabled(watch) != 0 else { return }
+            var probe = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&probe, 1, 0) > 0, probe.revents & Int16(POLLIN) != 0 else { return }
+            dbus_watch_handle(watch, DBUS_WATCH_READABLE.rawValue)
+        }
     }
 
     private func runJobs() {
@@ -222,7 +257,8 @@ final class LoopThread: @unchecked Sendable {
         for (timeout, deadline) in timeouts where dbus_timeout_get_enabled(timeout) != 0 {
             if next == nil || deadline < next! { next = deadline }
         }
-        for (deadline, _) in deadlines where next == nil || deadline < next! { next = deadline }
+        for (deadline, _) in deadlines.values where next == nil || deadline < next! { next = deadline }
+        if let quietUntil, next == nil || quietUntil < next! { next = quietUntil }
         guard let next else { return -1 }
         let remaining = ContinuousClock.now.duration(to: next)
         if remaining <= .zero { return 0 }
@@ -236,10 +272,9 @@ final class LoopThread: @unchecked Sendable {
             timeouts[timeout] = now + .milliseconds(Int(dbus_timeout_get_interval(timeout)))
             dbus_timeout_handle(timeout)
         }
-        if deadlines.contains(where: { $0.0 <= now }) {
-            let due = deadlines.filter { $0.0 <= now }
-            deadlines.removeAll { $0.0 <= now }
-            for (_, action) in due { action() }
-        }
+        guard deadlines.values.contains(where: { $0.instant <= now }) else { return }
+        let due = deadlines.filter { $0.value.instant <= now }
+        for token in due.keys { deadlines[token] = nil }
+        for (_, entry) in due.sorted(by: { $0.key < $1.key }) { entry.action() }
     }
 }

@@ -1,9 +1,9 @@
 import Synchronization
 
-/// Hands every published value to every current subscriber (each has its own buffered stream), so one sensor
-/// reading reaches the workout, the live log and the D-Bus properties alike.
+/// Hands every published value to every current subscriber (each has its own buffer), so one sensor reading
+/// reaches the workout, the live log and the D-Bus properties alike.
 final class Broadcast<Value: Sendable>: Sendable {
-    private let subscribers = Mutex<[Int: AsyncStream<Value>.Continuation]>([:])
+    private let subscribers = Mutex<[Int: @Sendable (Value?) -> Void]>([:])
     private let nextID = Atomic<Int>(0)
 
     /// A stream of everything published from now on; it ends when the consumer stops iterating.
@@ -13,16 +13,35 @@ final class Broadcast<Value: Sendable>: Sendable {
         continuation.onTermination = { [weak self] _ in
             _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
         }
-        subscribers.withLock { $0[id] = continuation }
+        subscribers.withLock {
+            $0[id] = { value in
+                if let value { continuation.yield(value) } else { continuation.finish() }
+            }
+        }
         return stream
     }
 
+    /// Everything published from now on, handed over in batches: each ``Mailbox/next()`` takes all that came
+    /// since the last, so a consumer that is slower than a burst handles the burst in one go.
+    func subscribeBatches(buffering limit: Int = 4096) -> Mailbox<Value> {
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        let mailbox = Mailbox<Value>(limit: limit) { [weak self] in
+            _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
+        }
+        subscribers.withLock {
+            $0[id] = { value in
+                if let value { mailbox.put(value) } else { mailbox.finish() }
+            }
+        }
+        return mailbox
+    }
+
     func publish(_ value: Value) {
-        for continuation in subscribers.withLock({ Array($0.values) }) { continuation.yield(value) }
+        for deliver in subscribers.withLock({ Array($0.values) }) { deliver(value) }
     }
 
     /// Ends every subscriber's stream.
     func finish() {
-        for continuation in subscribers.withLock({ Array($0.values) }) { continuation.finish() }
+        for deliver in subscribers.withLock({ Array($0.values) }) { deliver(nil) }
     }
 }

@@ -5,8 +5,8 @@ import Glibc
 import HeartRateProfile
 import WorkoutKit
 
-/// The live bpm log: one line per measurement, written with one `write(2)` each (no buffering), so `tail -f`
-/// shows every beat as it arrives. Rotated by size: `live.log` → `live.log.1` → … → `live.log.N`.
+/// The live bpm log: one line per measurement, each batch of lines written with one `write(2)` as it comes (no
+/// buffering), so `tail -f` shows every beat as it arrives and never half a line. Rotated by size: `live.log` → `live.log.1` → … → `live.log.N`.
 final class LiveLogFile: @unchecked Sendable {
     // The descriptor and size change only under `lock`.
     private let lock = NSLock()
@@ -44,12 +44,30 @@ final class LiveLogFile: @unchecked Sendable {
     }
 
     /// Appends `line` (a newline is added), rotating first if it would pass the size limit.
-    func append(_ line: String) throws(Failure) {
+    func append(_ line: String) throws(Failure) { try append([line]) }
+
+    /// Appends `lines` (a newline after each) in as few writes as rotation allows: one, unless the size limit
+    /// falls among them.
+    func append(_ lines: [String]) throws(Failure) {
         lock.lock()
         defer { lock.unlock() }
-        let bytes = Array((line + "\n").utf8)
-        if size > 0, size + bytes.count > maximumSize { try rotate() }
-        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        var chunk: [UInt8] = []
+        for line in lines {
+            let length = line.utf8.count + 1
+            if size + chunk.count > 0, size + chunk.count + length > maximumSize {
+                try write(chunk)
+                chunk = []
+                try rotate()
+            }
+            chunk += line.utf8
+            chunk.append(UInt8(ascii: "\n"))
+        }
+        try write(chunk)
+    }
+
+    private func write(_ bytes: [UInt8]) throws(Failure) {
+        guard !bytes.isEmpty else { return }
+        let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
         guard written == bytes.count else {
             throw Failure(description: "writing the live log \(path) failed: \(String(cString: strerror(errno)))")
         }

@@ -105,6 +105,13 @@ enum QuantitySeries {
         private var index: [Key: Int] = [:]
         /// The last key used: readings of one sensor arrive in runs, so most need no hashing at all.
         private var last: (key: Key, at: Int)?
+        /// Series earlier transactions left growing, so they need not be read back.
+        private let known: [Key: Open]
+
+        init(known: [Key: Open] = [:]) { self.known = known }
+
+        /// Every series this transaction touched, as it will be after commit.
+        var touched: [Key: Open] { Dictionary(uniqueKeysWithValues: zip(keys, series)) }
 
         mutating func add(
             _ sample: QuantitySample,
@@ -128,7 +135,7 @@ enum QuantitySeries {
                 at = known
             } else {
                 at = series.count
-                series.append(try Self.existing(key, db) ?? Open())
+                series.append(try known[key] ?? Self.existing(key, db) ?? Open())
                 keys.append(key)
                 index[key] = at
             }
@@ -178,7 +185,7 @@ enum QuantitySeries {
         }
 
         /// Writes every extended or new series, each under a new anchor (a growing series is a changed sample).
-        func write(anchors: inout AnchorAllocator, _ db: Database) throws {
+        mutating func write(anchors: inout AnchorAllocator, _ db: Database) throws {
             let insertSample = try db.cachedStatement(
                 sql: """
                     INSERT INTO quantitySample
@@ -198,7 +205,8 @@ enum QuantitySeries {
             )
             // The whole packed series is written back: SQLite's || would turn the blob into text.
             let updateSeries = try db.cachedStatement(sql: "UPDATE quantitySeries SET readings = ? WHERE sampleID = ?")
-            for (key, series) in zip(keys, series) where series.count > 0 {
+            for (at, key) in keys.enumerated() where series[at].count > 0 {
+                let series = series[at]
                 let mean = series.sum / Double(series.count)
                 let anchor = anchors.next()
                 if let id = series.id {
@@ -208,10 +216,13 @@ enum QuantitySeries {
                     try updateSeries.execute(arguments: [series.packed, id])
                 } else {
                     try insertSample.execute(arguments: [
-                        UUID(), key.type, mean, series.start, series.end, series.count, key.deviceID, key.workoutID,
+                        UUID.random(), key.type, mean, series.start, series.end, series.count, key.deviceID,
+                        key.workoutID,
                         series.minimum, series.maximum, anchor,
                     ])
-                    try insertSeries.execute(arguments: [db.lastInsertedRowID, key.minute, series.packed])
+                    let id = db.lastInsertedRowID
+                    try insertSeries.execute(arguments: [id, key.minute, series.packed])
+                    self.series[at].id = id
                 }
             }
         }

@@ -6,15 +6,12 @@ import WorkoutKit
 ///
 /// Durability: `save(_:workoutID:)` returns once its samples are committed with `synchronous = FULL`, so a
 /// returned save survives a crash of the process and a power loss. Samples arriving together are committed
-/// together (group commit): the first waits at most ``commitWindow`` for others, so at most that much data is in
-/// flight (not yet returned, and lost on power loss) at any moment.
+/// together (group commit): a save commits at once unless a commit is under way, and then shares the next one,
+/// so what is in flight (not yet returned, and lost on power loss) is at most two commits' worth.
 public final class SQLiteHealthStore: HealthStore {
     public let path: String
     let pool: DatabasePool
     private let writer: GroupCommitWriter
-
-    /// How long a save waits for others to share its commit.
-    public static let commitWindow: Duration = .milliseconds(25)
 
     /// The calendar that decides which day a workout belongs to (the system's, unless told otherwise).
     public let calendar: Calendar
@@ -40,7 +37,7 @@ public final class SQLiteHealthStore: HealthStore {
         } catch {
             throw HealthStoreError(error, path: path, doing: "opening the store")
         }
-        writer = GroupCommitWriter(pool: pool, path: path, window: Self.commitWindow)
+        writer = GroupCommitWriter(pool: pool, path: path)
     }
 
     // MARK: Samples
@@ -59,7 +56,9 @@ public final class SQLiteHealthStore: HealthStore {
         }
     }
 
-    static func insert(_ samples: [Sample], workoutID: UUID?, _ db: Database) throws {
+    /// Inserts `samples` in the current transaction. With a `cache`, devices and growing series an earlier
+    /// transaction wrote are taken from it, and what this one writes is left in it.
+    static func insert(_ samples: [Sample], workoutID: UUID?, cache: InsertCache? = nil, _ db: Database) throws {
         let quantity = try db.cachedStatement(
             sql: """
                 INSERT INTO quantitySample
@@ -73,7 +72,8 @@ public final class SQLiteHealthStore: HealthStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """
         )
-        var devices: [Device: Int64] = [:]
+        cache?.validate(db)
+        var devices = cache?.devices ?? [:]
         func deviceID(_ device: Device?) throws -> Int64? {
             guard let device else { return nil }
             if let id = devices[device] { return id }
@@ -83,7 +83,7 @@ public final class SQLiteHealthStore: HealthStore {
         }
         var anchors = try AnchorAllocator(db)
         var rollups = Rollup.Accumulator()
-        var series = QuantitySeries.Appender()
+        var series = QuantitySeries.Appender(known: cache?.series ?? [:])
         for sample in samples {
             switch sample {
             case .quantity(let q):
@@ -109,6 +109,7 @@ public final class SQLiteHealthStore: HealthStore {
         try series.write(anchors: &anchors, db)
         try anchors.save(db)
         try rollups.write(db)
+        cache?.keep(devices: devices, series: series.touched, db)
     }
 
     static func deviceID(_ device: Device, _ db: Database) throws -> Int64 {
@@ -407,82 +408,79 @@ public final class SQLiteHealthStore: HealthStore {
 }
 
 /// Commits samples that arrive close together in one transaction, and answers each caller once its samples are
-/// committed. Commits run on GRDB's writer queue, never blocking the Swift concurrency pool.
+/// committed. A save commits at once when no commit is under way; saves that arrive during one wait for it and
+/// then share the next. So a lone save waits for nothing, and under load each commit takes everything that came
+/// in while the last one ran. Commits run on GRDB's writer queue, never blocking the Swift concurrency pool.
 actor GroupCommitWriter {
     private let pool: DatabasePool
     private let path: String
-    private let window: Duration
     private var pending: [(samples: [Sample], workoutID: UUID?)] = []
     private var waiters: [CheckedContinuation<Void, any Error>] = []
-    private var pendingCount = 0
-    private var scheduled = false
-    /// Commits under way; ``flush()`` waits for them too.
-    private var inFlight: [UInt64: Task<Void, Never>] = [:]
-    private var nextCommit: UInt64 = 0
-    /// Commit as soon as this many samples wait.
-    private let batchLimit = 2_000
+    private var committing = false
+    private let cache = InsertCache()
 
-    init(pool: DatabasePool, path: String, window: Duration) {
+    init(pool: DatabasePool, path: String) {
         self.pool = pool
         self.path = path
-        self.window = window
     }
 
     func write(_ samples: [Sample], workoutID: UUID?) async throws {
         try await withCheckedThrowingContinuation { continuation in
             pending.append((samples, workoutID))
-            pendingCount += samples.count
             waiters.append(continuation)
-            if pendingCount >= batchLimit {
-                commit()
-            } else if !scheduled {
-                scheduled = true
-                Task {
-                    try? await Task.sleep(for: window)
-                    self.commit()
-                }
-            }
+            if !committing { commit() }
         }
     }
 
     /// Waits until everything saved so far is committed.
     func flush() async throws {
-        if !pending.isEmpty {
-            try await withCheckedThrowingContinuation { continuation in
-                waiters.append(continuation)
-                commit()
-            }
+        guard committing || !pending.isEmpty else { return }
+        // Answered with the commit after the one under way, which takes everything pending now.
+        try await withCheckedThrowingContinuation { continuation in
+            waiters.append(continuation)
+            if !committing { commit() }
         }
-        for task in inFlight.values { await task.value }
     }
 
     private func commit() {
-        scheduled = false
-        guard !waiters.isEmpty else { return }
+        committing = true
         let batch = pending
         let waiting = waiters
         pending = []
         waiters = []
-        pendingCount = 0
-        nextCommit += 1
-        let id = nextCommit
         let pool = pool
         let path = path
-        inFlight[id] = Task {
-            let result: Result<Void, any Error>
-            do {
-                try await pool.write { db in
-                    for entry in batch { try SQLiteHealthStore.insert(entry.samples, workoutID: entry.workoutID, db) }
+        let cache = cache
+        Task {
+            var result: Result<Void, any Error> = .success(())
+            if batch.contains(where: { !$0.samples.isEmpty }) {
+                do {
+                    try await pool.write { db in
+                        // One insert per workout: each insert reads and writes the anchor counter and roll-ups.
+                        var index = batch.startIndex
+                        while index < batch.endIndex {
+                            let workoutID = batch[index].workoutID
+                            var samples: [Sample] = []
+                            while index < batch.endIndex, batch[index].workoutID == workoutID {
+                                samples += batch[index].samples
+                                index += 1
+                            }
+                            try SQLiteHealthStore.insert(samples, workoutID: workoutID, cache: cache, db)
+                        }
+                    }
+                } catch {
+                    cache.forget()
+                    let count = batch.reduce(0) { $0 + $1.samples.count }
+                    result = .failure(HealthStoreError(error, path: path, doing: "saving \(count) samples"))
                 }
-                result = .success(())
-            } catch {
-                let count = batch.reduce(0) { $0 + $1.samples.count }
-                result = .failure(HealthStoreError(error, path: path, doing: "saving \(count) samples"))
             }
             for waiter in waiting { waiter.resume(with: result) }
-            self.finished(id)
+            self.committed()
         }
     }
 
-    private func finished(_ id: UInt64) { inFlight.removeValue(forKey: id) }
+    private func committed() {
+        committing = false
+        if !waiters.isEmpty { commit() }
+    }
 }

@@ -143,6 +143,19 @@ public actor LiveWorkoutDataSource {
     /// were all stored (false when no builder collects yet, or the builder refused them).
     @discardableResult
     public func receive(_ measurement: SensorMeasurement, from device: Device) async -> Bool {
+        await deliver(samples(of: measurement, from: device))
+    }
+
+    /// Converts readings, from any sensors and in the order they arrived, into samples and hands those being
+    /// collected to the builder in one batch (one commit for all of them). Returns whether they were all stored.
+    @discardableResult
+    public func receive(_ measurements: [(SensorMeasurement, Device)]) async -> Bool {
+        var samples: [Sample] = []
+        for (measurement, device) in measurements { samples += self.samples(of: measurement, from: device) }
+        return await deliver(samples)
+    }
+
+    private func samples(of measurement: SensorMeasurement, from device: Device) -> [Sample] {
         var samples: [Sample] = []
         if let bpm = measurement.heartRate {
             generatedTypes.insert(.heartRate)
@@ -201,7 +214,7 @@ public actor LiveWorkoutDataSource {
             lastEnergy[key] = energy
             lastEnergyDate[key] = measurement.date
         }
-        return await deliver(samples)
+        return samples
     }
 
     /// A sample the user adds during the workout (e.g. water drunk).

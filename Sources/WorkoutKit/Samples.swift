@@ -47,7 +47,7 @@ public struct QuantitySample: Hashable, Sendable, Identifiable {
     public var metadata: [String: MetadataValue]
 
     public init(
-        id: UUID = UUID(),
+        id: UUID = .random(),
         type: QuantityType,
         quantity: Quantity,
         start: Date,
@@ -97,7 +97,7 @@ public struct HeartbeatSeriesSample: Hashable, Sendable, Identifiable {
     public var metadata: [String: MetadataValue]
 
     public init(
-        id: UUID = UUID(),
+        id: UUID = .random(),
         start: Date,
         end: Date,
         beats: [Beat],

@@ -37,7 +37,7 @@ public struct WorkoutActivity: Hashable, Sendable, Identifiable, Codable {
     public var metadata: [String: MetadataValue]
 
     public init(
-        id: UUID = UUID(),
+        id: UUID = .random(),
         configuration: WorkoutConfiguration,
         start: Date,
         end: Date? = nil,

@@ -4,9 +4,9 @@ import ServiceLifecycle
 
 /// Writes the live bpm log: a line per measurement, and while a workout runs without any sensor data, a
 /// duration-only line every few seconds (never a made-up heart rate). During a workout a line is written once
-/// the reading's samples are committed (at most the store's commit window, 25 ms, after it arrived), so every
-/// line survives a crash of the daemon. Only while the store refuses samples (a full disk) is a line written for
-/// a reading that is kept in memory until it can be saved.
+/// the reading's samples are committed, so every line survives a crash of the daemon; the lines of one commit go
+/// out in one write. Only while the store refuses samples (a full disk) is a line written for a reading that is
+/// kept in memory until it can be saved.
 final class LiveLogService: Service, Sendable {
     private let file: LiveLogFile
     private let format: DaemonConfiguration.LiveLogFormat
@@ -39,8 +39,8 @@ final class LiveLogService: Service, Sendable {
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    for await (reading, snapshot) in readings {
-                        self.write(reading.reading.receivedDate, reading, snapshot)
+                    for await batch in readings {
+                        self.write(batch.map { ($0.0.reading.receivedDate, $0.0, $0.1) })
                         await lastLine.set(.now)
                     }
                 }
@@ -51,7 +51,7 @@ final class LiveLogService: Service, Sendable {
                         guard snapshot.state == .running || snapshot.state == .paused,
                             await lastLine.age > Self.quietInterval
                         else { continue }
-                        self.write(Date(), nil, snapshot)
+                        self.write([(Date(), nil, snapshot)])
                         await lastLine.set(.now)
                     }
                 }
@@ -59,15 +59,16 @@ final class LiveLogService: Service, Sendable {
         }
     }
 
-    /// Writes one line; `snapshot` is the workout when the reading was recorded.
-    private func write(_ date: Date, _ reading: DaemonReading?, _ snapshot: WorkoutSnapshot) {
-        let line =
+    /// Writes a line for each entry, all in one write; `snapshot` is the workout when the reading was recorded.
+    private func write(_ entries: [(date: Date, reading: DaemonReading?, snapshot: WorkoutSnapshot)]) {
+        let lines = entries.map { date, reading, snapshot in
             switch format {
             case .text: LiveLogLine.text(date: date, reading: reading?.reading, snapshot: snapshot, privacy: privacy)
             case .json: LiveLogLine.json(date: date, reading: reading?.reading, snapshot: snapshot, privacy: privacy)
             }
+        }
         do {
-            try file.append(line)
+            try file.append(lines)
         } catch {
             // A full disk must not stop the workout: the store is what keeps the data.
             logger.warning("\(error)")

@@ -88,7 +88,9 @@ final class SensorManager: Service, Sendable {
     /// Our Just Works agent, registered whenever bluetoothd runs (it forgets agents when it restarts): pairing
     /// earbuds that refuse an unpaired host, and `systole pair`, need one.
     private func keepAgentRegistered() async {
-        let events = client.events()
+        let events = client.events {
+            if case .serviceStarted = $0 { true } else { false }
+        }
         if client.isServiceRunning { try? await agent.register(with: client) }
         for await event in events {
             if case .serviceStarted = event { try? await agent.register(with: client) }

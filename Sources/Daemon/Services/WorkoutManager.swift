@@ -80,10 +80,12 @@ actor WorkoutManager: Service {
     private var latest: DaemonReading?
     /// Fires whenever the workout's state changes (not on every sample).
     nonisolated let changes = Broadcast<Void>()
-    /// Every reading once it is recorded: during a workout, after its samples are committed to the store, so
-    /// whatever the live log shows survives a crash; otherwise at once.
+    /// Readings once they are recorded, in the batches they were committed in: during a workout, after their
+    /// samples are committed to the store, so whatever the live log shows survives a crash; otherwise at once.
     /// Each comes with the workout as it was when the reading was recorded.
-    nonisolated let recorded = Broadcast<(DaemonReading, WorkoutSnapshot)>()
+    nonisolated let recorded = Broadcast<[(DaemonReading, WorkoutSnapshot)]>()
+    /// Why the store last refused readings, while it still does: logged once when it starts, not per reading.
+    private var storeRefusal: String?
 
     private let logger: Logger
 
@@ -102,11 +104,12 @@ actor WorkoutManager: Service {
     }
 
     func run() async throws {
-        let readings = sensors.readings.subscribe()
+        let readings = sensors.readings.subscribeBatches()
         try await recover()
         await cancelWhenGracefulShutdown {
-            for await reading in readings {
-                await self.receive(reading)
+            // Everything that arrived while the last batch was being committed goes into the next commit.
+            while let batch = await readings.next() {
+                await self.receive(batch)
             }
         }
         // The workout stays journaled: the next start recovers it. What was collected is committed first.
@@ -146,28 +149,31 @@ actor WorkoutManager: Service {
     /// The metadata key of the marker event that records a time the daemon was down during a workout.
     static let gapKey = "systole.gap"
 
-    private func receive(_ reading: DaemonReading) async {
-        latest = reading
+    private func receive(_ readings: [DaemonReading]) async {
+        latest = readings.last
         guard let current else {
-            recorded.publish((reading, .idle))
+            recorded.publish(readings.map { ($0, .idle) })
             return
         }
-        let measurement = Self.measurement(reading.reading)
-        let device = Self.device(reading)
         let arrival = await snapshot
-        // Readings from several sensors share one commit: each waits for its own in a task of its own.
-        Task {
-            let stored = await current.source.receive(measurement, from: device)
-            let now = await self.snapshot
-            if !stored, now.state == .running || now.state == .paused {
-                let reason = await current.source.lastDeliveryError.map { "\($0)" } ?? "unknown"
-                self.logger.error("a reading of \(reading.reading.sensor) could not be stored: \(reason)")
+        let stored = await current.source.receive(readings.map { (Self.measurement($0.reading), Self.device($0)) })
+        let now = await snapshot
+        let recording = now.state == .running || now.state == .paused
+        if !stored, recording {
+            let reason = await current.source.lastDeliveryError.map { "\($0)" } ?? "unknown"
+            if reason != storeRefusal {
+                logger.error(
+                    "readings could not be stored and are kept in memory until the store takes them: \(reason)"
+                )
+                storeRefusal = reason
             }
-            // A line says "running" or "paused" only for a reading the workout stored. One that arrived during
-            // the countdown, or as the workout ended, is logged with the state it arrived in.
-            let recording = now.state == .running || now.state == .paused
-            self.recorded.publish((reading, stored || !recording ? now : arrival))
+        } else if stored, storeRefusal != nil {
+            logger.notice("the store takes readings again; those kept in memory are saved")
+            storeRefusal = nil
         }
+        // A line says "running" or "paused" only for a reading the workout stored. One that arrived during the
+        // countdown, or as the workout ended, is logged with the state it arrived in.
+        recorded.publish(readings.map { ($0, stored || !recording ? now : arrival) })
     }
 
     /// A reading as WorkoutKit takes it. A sensor without skin contact has no heart rate: nil, never 0 bpm.

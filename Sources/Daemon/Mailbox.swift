@@ -1,0 +1,64 @@
+import Synchronization
+
+/// One consumer's queue that hands over everything waiting at once (an `AsyncStream` gives one element per
+/// `next()`). Keeps at most `limit` values; beyond that the oldest go, as with `.bufferingNewest`.
+final class Mailbox<Value: Sendable>: Sendable {
+    private struct State {
+        var values: [Value] = []
+        var waiter: CheckedContinuation<[Value]?, Never>?
+        var finished = false
+    }
+    private let state = Mutex(State())
+    private let limit: Int
+    private let onEnd: @Sendable () -> Void
+
+    init(limit: Int, onEnd: @escaping @Sendable () -> Void = {}) {
+        self.limit = limit
+        self.onEnd = onEnd
+    }
+
+    func put(_ value: Value) {
+        let handOver = state.withLock { state -> (CheckedContinuation<[Value]?, Never>, [Value])? in
+            guard !state.finished else { return nil }
+            state.values.append(value)
+            if state.values.count > limit { state.values.removeFirst(state.values.count - limit) }
+            guard let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            defer { state.values = [] }
+            return (waiter, state.values)
+        }
+        if let (waiter, values) = handOver { waiter.resume(returning: values) }
+    }
+
+    /// No more values: a waiting or later ``next()`` returns what is left, then nil.
+    func finish() {
+        let waiter = state.withLock { state -> CheckedContinuation<[Value]?, Never>? in
+            state.finished = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: nil)
+        onEnd()
+    }
+
+    /// Everything that arrived since the last call, waiting for at least one value; nil once finished (or the
+    /// task is cancelled) and nothing is left.
+    func next() async -> [Value]? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<[Value]?, Never>) in
+                let ready = state.withLock { state -> [Value]?? in
+                    if !state.values.isEmpty {
+                        defer { state.values = [] }
+                        return .some(state.values)
+                    }
+                    if state.finished || Task.isCancelled { return .some(nil) }
+                    state.waiter = continuation
+                    return .none
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        } onCancel: {
+            finish()
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import GRDB
+import WorkoutKit
+
+/// What the group-commit writer remembers from one transaction to the next: device rows by device, and the
+/// series samples still growing (this minute's and the last). Without it every commit looked each device up by
+/// its JSON key and read each growing series back from the file, which was most of a commit's work.
+///
+/// Only touched inside the writer's transactions, which GRDB runs one at a time on its writer queue (hence
+/// `@unchecked Sendable`). It is trusted only while nothing else wrote in between: SQLite's count of changed
+/// rows must be where our last commit left it, otherwise (an import, a deletion, a failed transaction) it starts
+/// empty again.
+final class InsertCache: @unchecked Sendable {
+    private(set) var devices: [Device: Int64] = [:]
+    private(set) var series: [QuantitySeries.Appender.Key: QuantitySeries.Appender.Open] = [:]
+    private var changesAfterLastCommit: Int?
+
+    /// At the start of a transaction: forget everything if another write came in between.
+    func validate(_ db: Database) {
+        if changesAfterLastCommit != db.totalChangesCount { forget() }
+    }
+
+    /// At the end of a transaction that is about to commit: remember what it wrote (`devices` is every device
+    /// known by then).
+    func keep(
+        devices: [Device: Int64],
+        series: [QuantitySeries.Appender.Key: QuantitySeries.Appender.Open],
+        _ db: Database
+    ) {
+        self.devices = devices
+        self.series.merge(series) { _, new in new }
+        // Readings arrive in time order: a series two minutes old will not grow again.
+        if let newest = self.series.keys.map(\.minute).max() {
+            self.series = self.series.filter { $0.key.minute >= newest - 1 }
+        }
+        changesAfterLastCommit = db.totalChangesCount
+    }
+
+    /// After a failed transaction: what was kept may have been rolled back.
+    func forget() {
+        devices = [:]
+        series = [:]
+        changesAfterLastCommit = nil
+    }
+}
