@@ -20,6 +20,9 @@ public final class BlueZClient: Sendable {
         /// Sink ids by the path they watch ("" for all), so an event finds its sinks by walking up its own path
         /// instead of testing every sink (a daemon with many sensors has hundreds).
         var sinksByPrefix: [String: Set<UInt64>] = [:]
+        /// The handlers for each path events came from, worked out once: a notifying characteristic sends the
+        /// same path hundreds of times a second. Emptied whenever a sink comes or goes.
+        var handlersByPath: [String: [@Sendable (BlueZEvent) -> Void]] = [:]
         var nextSinkID: UInt64 = 0
         var tasks: [Task<Void, Never>] = []
     }
@@ -71,17 +74,18 @@ public final class BlueZClient: Sendable {
 
     /// Stops watching (the connection stays open; close it separately).
     public func close() {
-        let (tasks, sinks) = state.withLock { state in
+        let (tasks, sinks, memo) = state.withLock { state in
             defer {
                 state.tasks = []
                 state.sinks = [:]
                 state.sinksByPrefix = [:]
+                state.handlersByPath = [:]
             }
-            return (state.tasks, state.sinks)
+            return (state.tasks, state.sinks, state.handlersByPath)
         }
         for task in tasks { task.cancel() }
         // Dropped here, outside the lock: releasing a stream's continuation may call back into removeSink.
-        withExtendedLifetime(sinks) {}
+        withExtendedLifetime((sinks, memo)) {}
     }
 
     deinit {
@@ -191,6 +195,7 @@ public final class BlueZClient: Sendable {
     private func dispatch(_ event: BlueZEvent, path: String?) {
         let handlers = state.withLock { state -> [@Sendable (BlueZEvent) -> Void] in
             guard let path else { return state.sinks.values.map(\.handler) }
+            if let known = state.handlersByPath[path] { return known }
             var ids = state.sinksByPrefix[""] ?? []
             var index = path.startIndex
             while index < path.endIndex {
@@ -198,7 +203,12 @@ public final class BlueZClient: Sendable {
                 if let found = state.sinksByPrefix[String(path[..<next])] { ids.formUnion(found) }
                 index = next
             }
-            return ids.compactMap { state.sinks[$0]?.handler }
+            // In sink order, so handlers run in the order they were added, as before the memo.
+            let handlers = ids.sorted().compactMap { state.sinks[$0]?.handler }
+            // Paths of objects long gone would pile up; a daemon has a few hundred live ones.
+            if state.handlersByPath.count > 4096 { state.handlersByPath = [:] }
+            state.handlersByPath[path] = handlers
+            return handlers
         }
         for handler in handlers { handler(event) }
     }
@@ -211,6 +221,7 @@ public final class BlueZClient: Sendable {
             state.nextSinkID += 1
             state.sinks[state.nextSinkID] = Sink(pathPrefix: pathPrefix, handler: handler)
             state.sinksByPrefix[pathPrefix ?? "", default: []].insert(state.nextSinkID)
+            state.handlersByPath = [:]
             return state.nextSinkID
         }
     }
@@ -219,6 +230,8 @@ public final class BlueZClient: Sendable {
         // The removed sink is returned and released after the lock is let go (see close()).
         _ = state.withLock { state -> Sink? in
             guard let sink = state.sinks.removeValue(forKey: id) else { return nil }
+            // Safe inside the lock: every handler the memo holds is still held by its sink (this one by `sink`).
+            state.handlersByPath = [:]
             let prefix = sink.pathPrefix ?? ""
             state.sinksByPrefix[prefix]?.remove(id)
             if state.sinksByPrefix[prefix]?.isEmpty == true { state.sinksByPrefix.removeValue(forKey: prefix) }

@@ -186,6 +186,36 @@ import Testing
             #expect(Array(sent.prefix(received.count)) == received)
         }
     }
+
+    @Test func eventFiltersLeaveNotificationsOutAndLateStreamsStillGetTheirPath() async throws {
+        try await withSimulator(scenario(.polarH10, rate: 20)) { bt in
+            let adapter = try bt.client.adapter(named: nil)
+            let device = try await bt.discoverFirstDevice(on: adapter)
+            try await bt.connect(device)
+            let quiet = bt.client.events(under: device.path) { !$0.isCharacteristicValue }
+            let measurement = try #require(device.characteristic(.heartRateMeasurement, in: .heartRateService))
+            var notifications = try await measurement.notifications().makeAsyncIterator()
+            for _ in 0..<5 { _ = try await notifications.next() }
+            // The client has dispatched this path many times by now: a stream opened now must still get it.
+            let late = bt.client.events(under: device.path)
+            var values = 0
+            for await event in late where event.isCharacteristicValue {
+                values += 1
+                if values == 3 { break }
+            }
+            #expect(values == 3)
+            try await device.disconnect()
+            var sawDisconnect = false
+            for await event in quiet {
+                #expect(!event.isCharacteristicValue)
+                if case .propertiesChanged(let change) = event, change.changed["Connected"]?.bool == false {
+                    sawDisconnect = true
+                    break
+                }
+            }
+            #expect(sawDisconnect)
+        }
+    }
 }
 
 @Suite struct BlueZErrorTests {

@@ -38,6 +38,42 @@ import Testing
         }
     }
 
+    @Test func aCoalescingConnectionTakesEveryMessageOfABurstAndStillAnswersCalls() async throws {
+        try await withBus { fixture in
+            // Reads the bus at most every 50 ms; a burst of 40 KiB is far more than libdbus reads at once.
+            let client = try await DBusConnection.connect(
+                to: .address(fixture.bus.address),
+                coalescing: .milliseconds(50)
+            )
+            defer { client.close() }
+            let rule = DBusMatchRule(path: "/test/emitter", interface: "org.systole.Test.Signals", member: "Beat")
+            let stream = try await client.signals(matching: rule)
+            let padding = String(repeating: "x", count: 200)
+            for beat in Int32(0)..<200 {
+                try fixture.server.emit(
+                    path: "/test/emitter",
+                    interface: "org.systole.Test.Signals",
+                    member: "Beat",
+                    arguments: [.int32(beat), .string(padding)]
+                )
+            }
+            var received: [Int32] = []
+            for try await signal in stream {
+                if case .int32(let beat) = signal.arguments.first { received.append(beat) }
+                if received.count == 200 { break }
+            }
+            #expect(received == Array(0..<200))
+            // Calls and their replies still go through between ticks.
+            let names = try await client.call(
+                destination: "org.freedesktop.DBus",
+                path: "/org/freedesktop/DBus",
+                interface: "org.freedesktop.DBus",
+                method: "ListNames"
+            )
+            #expect(names.first?.strings?.contains(fixture.server.uniqueName) == true)
+        }
+    }
+
     @Test func senderRulesWithWellKnownNamesFollowTheOwner() async throws {
         try await withBus { fixture in
             try await fixture.server.requestName("org.systole.Test.Sender")

@@ -84,6 +84,35 @@ import WorkoutKit
         #expect(!FileManager.default.fileExists(atPath: path + ".3"))
     }
 
+    @Test func aBatchOfLinesRotatesWhereLinesWrittenOneByOneWould() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("live-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let lines = (0..<10).map { String(format: "line %02d ", $0) + String(repeating: "x", count: 31) }
+        var contents: [[String]] = []
+        for batched in [false, true] {
+            let path = folder.appendingPathComponent(batched ? "batched.log" : "single.log").path
+            let file = try LiveLogFile(path: path, maximumSize: 100, keep: 3)
+            if batched {
+                try file.append(Array(lines[0..<3]))
+                try file.append(Array(lines[3..<10]))
+            } else {
+                for line in lines { try file.append(line) }
+            }
+            contents.append(
+                try ["", ".1", ".2", ".3"].map { try String(contentsOfFile: path + $0, encoding: .utf8) }.flatMap {
+                    $0.split(separator: "\n").map(String.init)
+                }
+            )
+        }
+        #expect(
+            contents[0]
+                == ["line 08", "line 09", "line 06", "line 07", "line 04", "line 05", "line 02", "line 03"].map {
+                    $0 + " " + String(repeating: "x", count: 31)
+                }
+        )
+        #expect(contents[1] == contents[0])
+    }
+
     @Test func anUnwritableFolderIsAClearError() {
         let error = #expect(throws: LiveLogFile.Failure.self) {
             _ = try LiveLogFile(path: "/proc/systole/live.log", maximumSize: 4096, keep: 1)

@@ -94,6 +94,32 @@ import WorkoutKit
         #expect(quantities.count == 40)
     }
 
+    @Test func savesKeepExtendingTheSeriesWhenOtherWritesChangeItInBetween() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let store = try folder.open()
+        let readings = (0..<12).map { Sample.quantity(heartRate(Double(100 + $0), at: Double($0), device: strap)) }
+        // Saves remember the growing series between commits; an import in between changes it behind their back.
+        try await store.save(Array(readings[0..<3]), workoutID: nil)
+        try await store.save(Array(readings[3..<6]), workoutID: nil)
+        try store.insertNow(Array(readings[6..<9]), workoutID: nil)
+        try await store.save(Array(readings[9..<12]), workoutID: nil)
+        let series = try await store.samples(of: .heartRate)
+        #expect(series.count == 1)
+        #expect(series.first?.count == 12)
+        let quantities = try await store.seriesQuantities(of: try #require(series.first).id)
+        #expect(quantities.map(\.quantity.value) == (0..<12).map { Double(100 + $0) })
+
+        // Deleted in between: the next save starts a new series instead of bringing the old one back.
+        let workout = UUID()
+        try await store.save([.quantity(heartRate(70, at: 30, device: buds))], workoutID: workout)
+        try await store.deleteSamples(ofWorkout: workout)
+        try await store.save([.quantity(heartRate(80, at: 31, device: buds))], workoutID: workout)
+        let buds = try await store.samples(of: .heartRate).filter { $0.device?.name == "buds" }
+        #expect(buds.map(\.count) == [1])
+        #expect(buds.first?.quantity.value == 80)
+    }
+
     @Test func statisticsOverAnyRangeAgreeWithTheReadings() async throws {
         let folder = try TemporaryStore()
         defer { folder.remove() }

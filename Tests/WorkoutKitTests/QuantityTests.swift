@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import WorkoutKit
@@ -23,5 +24,18 @@ import Testing
         #expect(WorkoutActivityType(name: "hiit") == .highIntensityIntervalTraining)
         #expect(WorkoutActivityType.running.rawValue == 37, "HealthKit's raw value")
         #expect(WorkoutSessionLocationType.outdoor.rawValue == 3)
+    }
+}
+
+@Suite struct RandomUUIDTests {
+    @Test func randomUUIDsAreVersionFourAndDoNotRepeat() {
+        let ids = (0..<10_000).map { _ in UUID.random() }
+        #expect(Set(ids).count == ids.count)
+        for id in ids.prefix(500) {
+            let text = id.uuidString
+            // xxxxxxxx-xxxx-4xxx-[89AB]xxx-xxxxxxxxxxxx
+            #expect(Array(text)[14] == "4")
+            #expect("89AB".contains(Array(text)[19]))
+        }
     }
 }

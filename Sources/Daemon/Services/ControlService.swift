@@ -51,7 +51,7 @@ final class ControlService: Service, Sendable {
         }
     }
 
-    static let sensorRefreshInterval: Duration = .milliseconds(250)
+    static let sensorRefreshInterval: Duration = .seconds(1)
 
     func run() async throws {
         // Properties follow the workout and the sensors; the elapsed time and heart rate age once a second.
@@ -62,7 +62,9 @@ final class ControlService: Service, Sendable {
                 group.addTask { for await _ in workoutChanges { await self.refresh() } }
                 group.addTask {
                     // Sensor status changes with every reading (hundreds a second with many sensors): announce
-                    // it at most four times a second; changes in between are folded into the next.
+                    // it at most once a second (the first change after a quiet second at once); changes in
+                    // between are folded into the next. Each announcement carries every sensor, so with a hundred
+                    // of them four a second cost more than the readings' own way to the store.
                     for await _ in sensorChanges {
                         await self.refresh()
                         try? await Task.sleep(for: Self.sensorRefreshInterval)

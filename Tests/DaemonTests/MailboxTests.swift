@@ -1,0 +1,43 @@
+import Testing
+
+@testable import Daemon
+
+@Suite struct MailboxTests {
+    @Test func aWaitingConsumerGetsEverythingThatArrivedSinceItsLastTurnInOneBatch() async {
+        let broadcast = Broadcast<Int>()
+        let mailbox = broadcast.subscribeBatches()
+        for value in 0..<5 { broadcast.publish(value) }
+        #expect(await mailbox.next() == [0, 1, 2, 3, 4])
+        let waiting = Task { await mailbox.next() }
+        // Published while the consumer waits: it wakes with the first, and what came after waits for its next turn.
+        while true {
+            broadcast.publish(5)
+            if let batch = await waiting.value {
+                #expect(batch.allSatisfy { $0 == 5 })
+                break
+            }
+        }
+        broadcast.publish(6)
+        broadcast.finish()
+        let rest = await mailbox.next()
+        #expect(rest?.last == 6)
+        #expect(await mailbox.next() == nil)
+    }
+
+    @Test func aFullMailboxDropsTheOldest() async {
+        let mailbox = Mailbox<Int>(limit: 3)
+        for value in 0..<10 { mailbox.put(value) }
+        #expect(await mailbox.next() == [7, 8, 9])
+    }
+
+    @Test func cancellingTheConsumerEndsItsSubscription() async {
+        let broadcast = Broadcast<Int>()
+        let mailbox = broadcast.subscribeBatches()
+        let consumer = Task { await mailbox.next() }
+        consumer.cancel()
+        #expect(await consumer.value == nil)
+        // Gone from the broadcast: publishing reaches nobody and does not refill the ended mailbox.
+        broadcast.publish(1)
+        #expect(await mailbox.next() == nil)
+    }
+}
