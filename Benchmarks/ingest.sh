@@ -11,13 +11,16 @@
 # with --json the same as one JSON object.
 #
 # usage: Benchmarks/ingest.sh [--sensors N] [--rate HZ] [--seconds S] [--warmup S] [--no-bleak] [--json]
+#                              [--debug] [--check]
 #        Benchmarks/ingest.sh --sweep [--sensors N] [--seconds S]   (raises the rate until systoled or the null
 #                                                                       consumer loses notifications)
 #   defaults: 100 sensors at 4 Hz, 60 s measured after a 10 s warm-up (a sweep step measures 10 s).
+#   --debug uses the debug build (for smoke runs: its figures are not the product's); --check exits 1 when a
+#   consumer lost more than 5 % of the notifications or systoled logged no reading (the test command's smoke run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SENSORS=100 RATE=4 MEASURE=60 WARMUP=10 BLEAK=1 JSON=0 SWEEP=0
+SENSORS=100 RATE=4 MEASURE=60 WARMUP=10 BLEAK=1 JSON=0 SWEEP=0 CONFIG=release CHECK=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --sensors) SENSORS=$2; shift ;;
@@ -27,7 +30,9 @@ while [ $# -gt 0 ]; do
     --no-bleak) BLEAK=0 ;;
     --json) JSON=1 ;;
     --sweep) SWEEP=1 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    --debug) CONFIG=debug ;;
+    --check) CHECK=1 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "ingest: unknown option $1 (see --help)" >&2; exit 64 ;;
   esac
   shift
@@ -63,9 +68,9 @@ print(r["offeredPerSecond"], n["perSecond"], n["loss"], s["perSecond"], s["loss"
 fi
 
 for product in systole-sim systoled systole systole-sensor-ingest; do
-  swift build -c release --product "$product" >&2
+  swift build -c "$CONFIG" --product "$product" >&2
 done
-BIN=$(swift build -c release --show-bin-path)
+BIN=$(swift build -c "$CONFIG" --show-bin-path)
 
 if [ "$BLEAK" = 1 ]; then
   VENV=${XDG_CACHE_HOME:-$HOME/.cache}/systole-bench/venv
@@ -138,4 +143,4 @@ wait "$NULL_PID"
 NULL_PID=
 "$BIN/systole" end --bus "$BUS" > /dev/null
 
-python3 Benchmarks/ingest/report.py "$WORK" "$SENSORS" "$RATE" "$JSON"
+python3 Benchmarks/ingest/report.py "$WORK" "$SENSORS" "$RATE" "$JSON" "$CHECK"

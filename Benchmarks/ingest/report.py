@@ -1,6 +1,7 @@
 """Prints the results of Benchmarks/ingest.sh: a table, the ratios, and with JSON=1 one JSON object.
 
-usage: report.py WORK SENSORS RATE JSON(0|1)
+usage: report.py WORK SENSORS RATE JSON(0|1) [CHECK(0|1)]
+With CHECK=1 it exits 1 when a consumer lost more than 5 % of the notifications or systoled logged no reading.
 """
 import bisect
 import datetime
@@ -9,6 +10,7 @@ import os
 import sys
 
 work, sensors, rate, as_json = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4] == "1"
+check = len(sys.argv) > 5 and sys.argv[5] == "1"
 window = json.load(open(f"{work}/window.json"))
 start, end = window["start"], window["end"]
 seconds = end - start
@@ -73,9 +75,18 @@ result = {
     "latencyMilliseconds": {"p50": percentile(0.5), "p99": percentile(0.99),
                             "max": latencies[-1] if latencies else None, "lines": len(latencies)},
 }
+failures = []
+if check:
+    if sent == 0:
+        failures.append("the simulator sent nothing in the measured window")
+    for name, row in consumers.items():
+        if row["loss"] > 0.05:
+            failures.append(f"{name} received {row['received']} of {sent} notifications")
+    if not latencies:
+        failures.append("systoled's live log showed no reading in the measured window")
 if as_json:
     print(json.dumps(result))
-    sys.exit(0)
+    sys.exit(1 if failures else 0)
 
 print(f"ingest: {sensors} sensors × {rate:g} Hz = {sensors * rate:g} notifications/s offered; "
       f"{seconds:.1f} s measured; {sent} sent in that window")
@@ -94,3 +105,6 @@ if s and n:
     print(f"systoled / null: {s / n:.2f}× CPU per notification")
 if "bleak" in consumers and s and consumers["bleak"]["cpuMicrosecondsPerNotification"]:
     print(f"bleak / systoled: {consumers['bleak']['cpuMicrosecondsPerNotification'] / s:.2f}× CPU per notification")
+for failure in failures:
+    print(f"ingest check failed: {failure}", file=sys.stderr)
+sys.exit(1 if failures else 0)

@@ -51,6 +51,7 @@ public final class HeartRateSensor: Sendable {
     /// Everything the sensor reports. Iterate from one task; events are buffered (newest kept) when nobody reads.
     public let events: AsyncStream<HeartRateSensorEvent>
     private let continuation: AsyncStream<HeartRateSensorEvent>.Continuation
+    private let observer: (@Sendable (HeartRateSensorEvent) -> Void)?
     private let state = Mutex(SharedState())
 
     private struct SharedState {
@@ -67,7 +68,28 @@ public final class HeartRateSensor: Sendable {
         self.client = client
         self.target = target
         self.options = options
+        observer = nil
         (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        if case .address(let address) = target { state.withLock { $0.chosen = address } }
+    }
+
+    /// A sensor whose events go to `observer` as they happen instead of to ``events`` (which then ends at once).
+    ///
+    /// `observer` is called on the task that produced the event (for a reading, the one handling the
+    /// notification): keep it short and do not block. A daemon with many sensors saves a task switch per
+    /// reading this way.
+    public init(
+        client: BlueZClient,
+        target: SensorTarget,
+        options: Options = Options(),
+        observer: @escaping @Sendable (HeartRateSensorEvent) -> Void
+    ) {
+        self.client = client
+        self.target = target
+        self.options = options
+        self.observer = observer
+        (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+        continuation.finish()
         if case .address(let address) = target { state.withLock { $0.chosen = address } }
     }
 
@@ -75,13 +97,17 @@ public final class HeartRateSensor: Sendable {
     /// The sensor's address once known.
     public var address: BluetoothAddress? { state.withLock { $0.chosen } }
 
+    private func emit(_ event: HeartRateSensorEvent) {
+        if let observer { observer(event) } else { continuation.yield(event) }
+    }
+
     private func report(_ state: SensorConnectionState) {
         let changed = self.state.withLock { shared -> Bool in
             guard shared.currentState != state else { return false }
             shared.currentState = state
             return true
         }
-        if changed { continuation.yield(.state(state)) }
+        if changed { emit(.state(state)) }
     }
 
     // MARK: Running
@@ -161,7 +187,7 @@ public final class HeartRateSensor: Sendable {
         let device = try await findDevice(on: adapter)
         guard let address = device.address else { throw BlueZError(.doesNotExist, "the device vanished") }
         state.withLock { $0.chosen = address }
-        continuation.yield(.identified(address: address, name: device.alias, manufacturer: device.manufacturerName))
+        emit(.identified(address: address, name: device.alias, manufacturer: device.manufacturerName))
         if adapter.isDiscovering {
             // Connecting while discovering is unreliable on some controllers; our own session may be running.
             try? await adapter.stopDiscovery()
@@ -312,12 +338,12 @@ public final class HeartRateSensor: Sendable {
         if let location = device.characteristic(.bodySensorLocation, in: .heartRateService),
             let bytes = try? await location.readValue(), let value = try? BodySensorLocation(decoding: bytes)
         {
-            continuation.yield(.bodySensorLocation(value))
+            emit(.bodySensorLocation(value))
         }
         if let battery = device.characteristic(.batteryLevel, in: .batteryService),
             let bytes = try? await battery.readValue(), let value = try? BatteryLevel(decoding: bytes)
         {
-            continuation.yield(.batteryLevel(value))
+            emit(.batteryLevel(value))
         }
     }
 
@@ -379,7 +405,7 @@ public final class HeartRateSensor: Sendable {
                 $0.counters.malformed += 1
                 $0.lastReceived = notification.receivedAt
             }
-            continuation.yield(.malformed(payload: notification.value, error: error))
+            emit(.malformed(payload: notification.value, error: error))
             return
         }
         let (placement, wasStale, resetEnergy) = state.withLock { shared in
@@ -406,7 +432,7 @@ public final class HeartRateSensor: Sendable {
             let seconds = Double(offset.components.seconds) + Double(offset.components.attoseconds) / 1e18
             return Beat(interval: interval, time: time, date: notification.receivedDate.addingTimeInterval(-seconds))
         }
-        continuation.yield(
+        emit(
             .reading(
                 HeartRateReading(
                     sensor: address,
@@ -421,7 +447,7 @@ public final class HeartRateSensor: Sendable {
         if resetEnergy, let controlPoint {
             do {
                 try await controlPoint.writeValue([HeartRateControlPoint.resetEnergyExpended.rawValue])
-                continuation.yield(.energyExpendedReset)
+                emit(.energyExpendedReset)
             } catch {
                 state.withLock { $0.energyResetPending = false }
             }

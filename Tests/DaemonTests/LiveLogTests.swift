@@ -84,6 +84,22 @@ import WorkoutKit
         #expect(!FileManager.default.fileExists(atPath: path + ".3"))
     }
 
+    @Test func timestampsAreFoundationsISO8601AtTheNearestMillisecond() {
+        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!)
+        var generator = SystemRandomNumberGenerator()
+        let milliseconds: [Int64] =
+            [0, 951_782_400_000, 4_102_444_799_999]
+            + (0..<2000).map { _ in Int64.random(in: 0...4_102_444_800_000, using: &generator) }
+        for ms in milliseconds {
+            // A date meant as a whole millisecond is a hair off it in floating point; Foundation truncates, so
+            // it is asked about the middle of that millisecond, where truncating is unambiguous.
+            let expected = Date(timeIntervalSince1970: (Double(ms) + 0.5) / 1000).formatted(style)
+            #expect(LiveLogLine.timestamp(Date(timeIntervalSince1970: Double(ms) / 1000)) == expected)
+        }
+        #expect(LiveLogLine.timestamp(Date(timeIntervalSince1970: -0.001)) == "1969-12-31T23:59:59.999Z")
+        #expect(LiveLogLine.timestamp(Date(timeIntervalSince1970: 0.9996)) == "1970-01-01T00:00:01.000Z")
+    }
+
     @Test func aBatchOfLinesRotatesWhereLinesWrittenOneByOneWould() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("live-\(UUID())")
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -75,9 +75,12 @@ final class SensorManager: Service, Sendable {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.keepAgentRegistered() }
                 for (index, target) in self.targets.enumerated() {
-                    let sensor = HeartRateSensor(client: self.client, target: target, options: self.options)
+                    // Events are taken as they happen, on the sensor's own task: a task of our own per sensor
+                    // would cost a switch per reading.
+                    let sensor = HeartRateSensor(client: self.client, target: target, options: self.options) {
+                        [weak self] event in self?.take(event, index: index)
+                    }
                     group.addTask { await sensor.run() }
-                    group.addTask { await self.follow(sensor, index: index) }
                 }
             }
         }
@@ -97,11 +100,12 @@ final class SensorManager: Service, Sendable {
         }
     }
 
-    private func follow(_ sensor: HeartRateSensor, index: Int) async {
-        for await event in sensor.events {
+    private func take(_ event: HeartRateSensorEvent, index: Int) {
+        do {
             // Connection changes go to the journal: they are what explains a gap in a workout.
             if case .state(let state) = event {
-                logger.info("sensor \(sensor.address?.description ?? "any"): \(state)")
+                let address = statuses.withLock { $0[index]?.address }
+                logger.info("sensor \(address ?? "any"): \(state)")
             }
             update(index) { status in
                 switch event {
