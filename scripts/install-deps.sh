@@ -5,8 +5,9 @@
 #   pkg-config        how SwiftPM finds both
 #   dbus              dbus-daemon, for the private buses the tests start
 #   libsqlite3-dev    SQLite, which GRDB (the HealthStore) links
+#   python3-venv      the venv Benchmarks/ingest.sh installs bleak into (its smoke run is part of the tests)
 set -euo pipefail
-packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev pkg-config dbus)
+packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev pkg-config dbus python3 python3-venv)
 
 if ! command -v swift >/dev/null 2>&1; then
   echo "install-deps: no 'swift' on PATH: install the Swift 6 toolchain (swift.org) and put its usr/bin on PATH" >&2
