@@ -7,8 +7,8 @@
 #             what a Linux user would write instead (it reaches the simulator through DBUS_SYSTEM_BUS_ADDRESS)
 # For each: notifications received vs sent in the measured window (loss), CPU seconds per notification (from
 # /proc/PID/stat), peak RSS (VmHWM); for systoled also the latency from the simulator's emit time to the line
-# being readable in the live log (p50/p99/max). Prints a table, the ratios systoled/null and bleak/systoled, and
-# with --json the same as one JSON object.
+# being readable in the live log (p50/p99/max), and its memory idle (no workout, its sensor out of range). Prints a
+# table, the ratios systoled/null and bleak/systoled, and with --json the same as one JSON object.
 #
 # usage: Benchmarks/ingest.sh [--sensors N] [--rate HZ] [--seconds S] [--warmup S] [--no-bleak] [--json]
 #                              [--debug] [--check]
@@ -114,6 +114,17 @@ if [ "$BLEAK" = 1 ]; then
   for _ in $(seq 1200); do grep -q '^subscribed' "$WORK/bleak.out" && break; sleep 0.1; done
   grep -q '^subscribed' "$WORK/bleak.out" || { echo "ingest: bleak did not subscribe:" >&2; tail "$WORK/bleak.err" >&2; exit 1; }
 fi
+
+# Idle: systoled with no workout and its one sensor out of range (not worn), its memory after 5 s (then stopped).
+printf 'bus = "%s"\nstore = "%s/idle.sqlite"\nsensors = ["02:00:00:00:00:01"]\n\n[live_log]\npath = "%s/idle.log"\n' "$BUS" "$WORK" "$WORK" \
+  > "$WORK/idle.toml"
+"$BIN/systoled" --config "$WORK/idle.toml" 2> "$WORK/idle.err" &
+IDLE_PID=$!
+sleep 5
+awk '/^VmRSS:/{r=$2} /^RssAnon:/{a=$2} END{printf "{\"rssKiB\": %d, \"privateKiB\": %d}\n", r, a}' \
+  "/proc/$IDLE_PID/status" > "$WORK/idle.json"
+kill "$IDLE_PID"
+wait "$IDLE_PID" 2> /dev/null || true
 
 {
   echo "bus = \"$BUS\""

@@ -72,6 +72,7 @@ for row in consumers.values():
 result = {
     "sensors": sensors, "rate": rate, "offeredPerSecond": sensors * rate, "seconds": seconds, "sent": sent,
     "consumers": consumers,
+    **({"idle": json.load(open(f"{work}/idle.json"))} if os.path.exists(f"{work}/idle.json") else {}),
     "latencyMilliseconds": {"p50": percentile(0.5), "p99": percentile(0.99),
                             "max": latencies[-1] if latencies else None, "lines": len(latencies)},
 }
@@ -90,12 +91,18 @@ if as_json:
 
 print(f"ingest: {sensors} sensors × {rate:g} Hz = {sensors * rate:g} notifications/s offered; "
       f"{seconds:.1f} s measured; {sent} sent in that window")
-print(f"{'consumer':<10} {'received':>9} {'loss':>7} {'per s':>8} {'CPU s':>7} {'µs CPU/notif':>13} {'peak RSS MiB':>13}")
+print(f"{'consumer':<10} {'received':>9} {'loss':>7} {'per s':>8} {'CPU s':>7} {'µs CPU/notif':>13} {'peak RSS MiB':>13}"
+      f" {'private MiB':>12}")
 for name, row in consumers.items():
     per = row["cpuMicrosecondsPerNotification"]
+    private = row.get("peakPrivateKiB")
     print(f"{name:<10} {row['received']:>9} {row['loss'] * 100:>6.2f}% {row['perSecond']:>8.0f} "
           f"{row['cpuSeconds']:>7.2f} {per if per is not None else float('nan'):>13.1f} "
-          f"{row['peakRSSKiB'] / 1024:>13.1f}")
+          f"{row['peakRSSKiB'] / 1024:>13.1f} {private / 1024 if private is not None else float('nan'):>12.1f}")
+if "idle" in result:
+    idle = result["idle"]
+    print(f"systoled idle (no workout, its sensor out of range, after 5 s): RSS {idle['rssKiB'] / 1024:.1f} MiB, "
+          f"private {idle['privateKiB'] / 1024:.1f} MiB")
 lat = result["latencyMilliseconds"]
 print(f"systoled emit → live-log line: p50 {lat['p50']:.1f} ms, p99 {lat['p99']:.1f} ms, max {lat['max'] or float('nan'):.1f} ms "
       f"({lat['lines']} lines)")

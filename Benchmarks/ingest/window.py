@@ -1,6 +1,6 @@
 """The measured window of Benchmarks/ingest.sh: after WARMUP seconds, samples the CPU time of systoled and bleak
 from /proc, follows systoled's live log and notes when each line becomes readable, and after SECONDS samples
-again. Prints one JSON object.
+again; samples their private (anonymous) memory twice a second for its peak. Prints one JSON object.
 
 usage: window.py WORK WARMUP SECONDS DAEMON_PID BLEAK_PID(0: none)
 """
@@ -21,6 +21,15 @@ def cpu(pid):
     return (int(fields[11]) + int(fields[12])) / ticks
 
 
+def private_kib(pid):
+    """Anonymous (private) resident memory: RSS without the shared libraries' pages."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1])
+    return 0
+
+
 def peak_rss_kib(pid):
     with open(f"/proc/{pid}/status") as status:
         for line in status:
@@ -36,7 +45,14 @@ start = time.time()
 cpu_start = {name: cpu(pid) for name, pid in pids.items() if pid}
 arrivals, pending = [], ""
 end = start + seconds
+peak_private = {name: private_kib(pid) for name, pid in pids.items() if pid}
+next_sample = start + 0.5
 while time.time() < end:
+    if time.time() >= next_sample:
+        for name, pid in pids.items():
+            if pid:
+                peak_private[name] = max(peak_private[name], private_kib(pid))
+        next_sample += 0.5
     chunk = live.read()
     if not chunk:
         time.sleep(0.001)
@@ -50,5 +66,6 @@ stop = time.time()
 result = {"start": start, "end": stop, "arrivals": arrivals}
 for name, pid in pids.items():
     if pid:
-        result[name] = {"cpuSeconds": cpu(pid) - cpu_start[name], "peakRSSKiB": peak_rss_kib(pid)}
+        result[name] = {"cpuSeconds": cpu(pid) - cpu_start[name], "peakRSSKiB": peak_rss_kib(pid),
+                        "peakPrivateKiB": max(peak_private[name], private_kib(pid))}
 print(json.dumps(result))
