@@ -71,6 +71,27 @@ public struct GattCharacteristic: Sendable, Hashable {
     /// connection shares it, and stopping either ends it.
     public func notifications() async throws(BlueZError) -> GattNotificationStream {
         let (stream, continuation) = AsyncThrowingStream<GattNotification, any Error>.makeStream()
+        return try await notifications(stream, continuation) { continuation.yield($0) }
+    }
+
+    /// A notify session like ``notifications()``, except that each value goes to `onValue` as it arrives instead of
+    /// into the stream: in order, on the client's signal task (keep it short; do not block). The returned stream
+    /// carries no values; it ends, or throws, when the session does, and the session stops when its consumer
+    /// stops iterating.
+    ///
+    /// With many sensors this saves waking a task for every notification.
+    public func notifications(
+        onValue: @escaping @Sendable (GattNotification) -> Void
+    ) async throws(BlueZError) -> GattNotificationStream {
+        let (stream, continuation) = AsyncThrowingStream<GattNotification, any Error>.makeStream()
+        return try await notifications(stream, continuation, deliver: onValue)
+    }
+
+    private func notifications(
+        _ stream: AsyncThrowingStream<GattNotification, any Error>,
+        _ continuation: AsyncThrowingStream<GattNotification, any Error>.Continuation,
+        deliver: @escaping @Sendable (GattNotification) -> Void
+    ) async throws(BlueZError) -> GattNotificationStream {
         let path = path
         let devicePath = path.range(of: "/service").map { String(path[..<$0.lowerBound]) } ?? path
         let sink = client.addSink(pathPrefix: devicePath) { event in
@@ -83,7 +104,7 @@ public struct GattCharacteristic: Sendable, Hashable {
                 guard change.path == path, change.interface == BlueZ.Interface.gattCharacteristic,
                     let bytes = change.changed["Value"]?.bytes
                 else { return }
-                continuation.yield(
+                deliver(
                     GattNotification(value: bytes, receivedAt: change.receivedAt, receivedDate: change.receivedDate)
                 )
             case .interfacesRemoved(let removed, let interfaces):

@@ -62,6 +62,10 @@ public final class HeartRateSensor: Sendable {
         var isStale = false
         var energyResetPending = false
         var currentState: SensorConnectionState?
+        /// Notifications are handled as they arrive once streaming has begun; those that come between StartNotify
+        /// and then wait here, in order.
+        var handlesNotifications = false
+        var early: [GattNotification] = []
     }
 
     public init(client: BlueZClient, target: SensorTarget, options: Options = Options()) {
@@ -208,7 +212,7 @@ public final class HeartRateSensor: Sendable {
                     + "find one with 'systole scan'"
             )
         }
-        let notifications = try await subscribe(measurement, device)
+        let notifications = try await subscribe(measurement, device, address: address)
         state.withLock { $0.counters.connections += 1 }
         await readStaticValues(device)
         report(.streaming)
@@ -319,11 +323,30 @@ public final class HeartRateSensor: Sendable {
         }
     }
 
-    /// StartNotify on 0x2A37; pairs first when the sensor refuses an unpaired host.
-    private func subscribe(_ measurement: GattCharacteristic, _ device: Device) async throws -> GattNotificationStream {
+    /// StartNotify on 0x2A37; pairs first when the sensor refuses an unpaired host. Each notification is handled
+    /// as it arrives, on the client's signal task (no task of our own to wake per notification); the stream only
+    /// says when the session ends.
+    private func subscribe(
+        _ measurement: GattCharacteristic,
+        _ device: Device,
+        address: BluetoothAddress
+    ) async throws -> GattNotificationStream {
+        state.withLock { shared in
+            shared.handlesNotifications = false
+            shared.early = []
+        }
+        let controlPoint = device.characteristic(.heartRateControlPoint, in: .heartRateService)
+        let onValue: @Sendable (GattNotification) -> Void = { [weak self] notification in
+            guard let self else { return }
+            let now = self.state.withLock { shared -> Bool in
+                if !shared.handlesNotifications { shared.early.append(notification) }
+                return shared.handlesNotifications
+            }
+            if now { self.handle(notification, address: address, controlPoint: controlPoint) }
+        }
         let refusal: BlueZError
         do {
-            return try await measurement.notifications()
+            return try await measurement.notifications(onValue: onValue)
         } catch {
             refusal = error
         }
@@ -331,7 +354,21 @@ public final class HeartRateSensor: Sendable {
         guard options.pairsWhenRequired, needsPairing, !device.isPaired else { throw refusal }
         report(.pairing)
         try await device.pair()
-        return try await measurement.notifications()
+        return try await measurement.notifications(onValue: onValue)
+    }
+
+    /// Handles the notifications that arrived before streaming began, then lets later ones be handled as they
+    /// arrive. Any arriving meanwhile wait their turn, so the order is kept.
+    private func startHandlingNotifications(address: BluetoothAddress, controlPoint: GattCharacteristic?) {
+        while true {
+            let waiting = state.withLock { shared -> [GattNotification] in
+                if shared.early.isEmpty { shared.handlesNotifications = true }
+                defer { shared.early = [] }
+                return shared.early
+            }
+            if waiting.isEmpty { return }
+            for notification in waiting { handle(notification, address: address, controlPoint: controlPoint) }
+        }
     }
 
     private func readStaticValues(_ device: Device) async {
@@ -360,11 +397,12 @@ public final class HeartRateSensor: Sendable {
             shared.isStale = false
         }
         let controlPoint = device.characteristic(.heartRateControlPoint, in: .heartRateService)
+        startHandlingNotifications(address: address, controlPoint: controlPoint)
+        defer { state.withLock { $0.handlesNotifications = false } }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                for try await notification in notifications {
-                    await self.handle(notification, address: address, controlPoint: controlPoint)
-                }
+                // Values are handled as they arrive (see subscribe); this waits for the session to end.
+                for try await _ in notifications {}
             }
             group.addTask {
                 // bluetoothd keeps GATT objects when the link drops, so the device's own properties say it went.
@@ -396,7 +434,7 @@ public final class HeartRateSensor: Sendable {
         _ notification: GattNotification,
         address: BluetoothAddress,
         controlPoint: GattCharacteristic?
-    ) async {
+    ) {
         let measurement: HeartRateMeasurement
         do {
             measurement = try HeartRateMeasurement(decoding: notification.value)
@@ -445,11 +483,14 @@ public final class HeartRateSensor: Sendable {
             )
         )
         if resetEnergy, let controlPoint {
-            do {
-                try await controlPoint.writeValue([HeartRateControlPoint.resetEnergyExpended.rawValue])
-                emit(.energyExpendedReset)
-            } catch {
-                state.withLock { $0.energyResetPending = false }
+            // The write waits for bluetoothd; notifications go on being handled meanwhile.
+            Task {
+                do {
+                    try await controlPoint.writeValue([HeartRateControlPoint.resetEnergyExpended.rawValue])
+                    self.emit(.energyExpendedReset)
+                } catch {
+                    self.state.withLock { $0.energyResetPending = false }
+                }
             }
         }
     }
