@@ -2,6 +2,7 @@ import BlueZ
 import BlueZSimulator
 import DBus
 import HeartRateProfile
+import Synchronization
 import SystoleTestSupport
 import Testing
 
@@ -184,6 +185,32 @@ import Testing
             let sent = await bt.simulator.emittedNotifications().map(\.payload)
             #expect(received.count >= 10)
             #expect(Array(sent.prefix(received.count)) == received)
+        }
+    }
+
+    @Test func aNotifySessionWithAHandlerDeliversEveryValueToItAndItsStreamOnlyEnds() async throws {
+        try await withSimulator(scenario(.polarH10, rate: 20)) { bt in
+            let adapter = try bt.client.adapter(named: nil)
+            let device = try await bt.discoverFirstDevice(on: adapter)
+            try await bt.connect(device)
+            let measurement = try #require(device.characteristic(.heartRateMeasurement, in: .heartRateService))
+            let received = Mutex<[[UInt8]]>([])
+            let session = try await measurement.notifications { notification in
+                received.withLock { $0.append(notification.value) }
+            }
+            #expect(await eventually { received.withLock { $0.count } >= 10 })
+            try await device.disconnect()
+            var valuesInStream = 0
+            do {
+                for try await _ in session { valuesInStream += 1 }
+                Issue.record("the stream should end with an error when the link drops")
+            } catch let error as BlueZError {
+                #expect(error.kind == .notConnected)
+            }
+            #expect(valuesInStream == 0)
+            let values = received.withLock { $0 }
+            let sent = await bt.simulator.emittedNotifications().map(\.payload)
+            #expect(Array(sent.prefix(values.count)) == values)
         }
     }
 
