@@ -80,6 +80,8 @@ if f"the disk holding {work}/small/health.sqlite is full" not in errors:
 status = json.load(open(f"{work}/status-full.json"))
 if status.get("state") != "running":
     problems.append(f"the workout was {status.get('state')} while the disk was full, not running")
+if "is full" not in (status.get("workout") or {}).get("storeError", ""):
+    problems.append("systole status did not say the store is refusing readings because the disk is full")
 ended = json.load(open(f"{work}/ended.json")) if open(f"{work}/ended.json").read().strip() else {}
 if not ended or ended.get("id") not in {w["id"] for w in json.load(open(f"{work}/workouts.json"))}:
     problems.append(f"the workout was not saved once space returned: {open(work + '/end.err').read().strip()}")

@@ -147,6 +147,7 @@ final class ControlService: Service, Sendable {
         if let statistics = snapshot.heartRate {
             values["heartRate"] = .propertyMap(Self.values(of: statistics))
         }
+        values["storeError"] = snapshot.storeError.map(DBusValue.string)
         return values
     }
 

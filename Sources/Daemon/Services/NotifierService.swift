@@ -4,7 +4,8 @@ import Logging
 import ServiceLifecycle
 
 /// Keeps systemd informed: `READY=1` when it starts (the bus and store are up by then), `WATCHDOG=1` every half
-/// watchdog interval, `STATUS=` with the workout ("running · 142 bpm · 00:23:10") every second, and
+/// watchdog interval, `STATUS=` with the workout ("running · 142 bpm · 00:23:10", and why readings are not being
+/// saved while the store refuses them) every second, and
 /// `STOPPING=1` on shutdown.
 final class NotifierService: Service, Sendable {
     private let notifier: SystemdNotifier
@@ -48,6 +49,7 @@ final class NotifierService: Service, Sendable {
             parts.append("\(bpm) bpm")
         }
         parts.append(formatElapsed(snapshot.elapsed))
+        if let problem = snapshot.storeError { parts.append("readings kept in memory, not saved: \(problem)") }
         return parts.joined(separator: " · ")
     }
 

@@ -52,6 +52,9 @@ public struct WorkoutSnapshot: Sendable, Equatable {
     /// Seconds worked out, pauses excluded.
     public var elapsed: Double
     public var heartRate: Statistics?
+    /// Why the store refuses the workout's readings (a full disk, say), while it does: they are kept in memory
+    /// and saved once it takes them again.
+    public var storeError: String?
 
     static let idle = WorkoutSnapshot(state: .notStarted, elapsed: 0)
 
@@ -152,6 +155,7 @@ actor WorkoutManager: Service {
     private func receive(_ readings: [DaemonReading]) async {
         latest = readings.last
         guard let current else {
+            storeRefusal = nil
             recorded.publish(readings.map { ($0, .idle) })
             return
         }
@@ -375,7 +379,8 @@ actor WorkoutManager: Service {
                 location: current.session.configuration.locationType,
                 startDate: await builder.startDate,
                 elapsed: await builder.elapsedTime(at: clock.now()),
-                heartRate: await builder.statistics(for: .heartRate)
+                heartRate: await builder.statistics(for: .heartRate),
+                storeError: storeRefusal
             )
         }
     }

@@ -31,6 +31,9 @@ struct StatusCommand: AsyncParsableCommand {
         } else {
             print("State: \(state)")
             print("Workout: " + WorkoutText.summary(workout))
+            if let problem = workout["storeError"]?.string {
+                print("Not saving: \(problem) (readings are kept in memory and saved once the store takes them)")
+            }
         }
         if let bpm = heartRate["bpm"]?.number, let age = heartRate["age"]?.number {
             print("Heart rate: \(Int(bpm)) bpm (\(age < 1 ? "now" : "\(Int(age)) s ago"))")
