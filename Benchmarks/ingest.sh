@@ -136,6 +136,9 @@ wait "$IDLE_PID" 2> /dev/null || true
   echo
   echo "[live_log]"
   echo "path = \"$WORK/live.log\""
+  # One file for the whole run: the report and the latency follower read live.log only, and at thousands of
+  # readings a second the default size limit would rotate it in the middle of the window.
+  echo "max_size = 4294967296"
 } > "$WORK/systoled.toml"
 "$BIN/systoled" --config "$WORK/systoled.toml" 2> "$WORK/systoled.err" &
 DAEMON_PID=$!
@@ -155,6 +158,9 @@ NULL_PID=$!
 python3 Benchmarks/ingest/window.py "$WORK" "$WARMUP" "$MEASURE" "$DAEMON_PID" "${BLEAK_PID:-0}" > "$WORK/window.json"
 wait "$NULL_PID"
 NULL_PID=
-"$BIN/systole" end --bus "$BUS" > /dev/null
+"$BIN/systole" end --bus "$BUS" > /dev/null || echo "ingest: ending the workout failed (see below)" >&2
 
+if ! grep -q ' bpm=' "$WORK/live.log" 2> /dev/null; then
+  { echo "ingest: systoled logged no reading; the end of its log:"; tail -20 "$WORK/systoled.err"; } >&2
+fi
 python3 Benchmarks/ingest/report.py "$WORK" "$SENSORS" "$RATE" "$JSON" "$CHECK"

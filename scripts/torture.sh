@@ -100,7 +100,8 @@ def unix(t):
     return datetime.datetime.strptime(t[:23], "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=datetime.timezone.utc).timestamp()
 logged = [unix(l) for l in open(f"{work}/live.log") if " bpm=" in l and "state=running" in l]
 lost = [t for t in logged if not any(abs(t - s) < 0.0015 for s in stored)]
-# A reading received just before the disk filled is committed up to 25 ms later, when it is already full.
+# A reading received just before the disk filled is committed a moment later (with the next batch), when it is
+# already full.
 outside = [t for t in lost if not full_at - 0.1 <= t <= freed_at + 1]
 if outside:
     problems.append(f"{len(outside)} readings outside the full-disk window are missing from the store: "

@@ -29,6 +29,11 @@ def unix(text):
         tzinfo=datetime.timezone.utc).timestamp()
 
 
+if os.path.exists(f"{work}/live.log.1"):
+    # The counts below read live.log alone; a rotation would make them (and the latency) wrong without a word.
+    sys.exit("ingest: systoled's live log rotated during the run, so its lines cannot all be counted; "
+             "raise live_log.max_size in the benchmark's configuration")
+
 # systoled: a live-log line per reading (time received, sensor address, …); duration-only lines have no address.
 readings = []
 for line in open(f"{work}/live.log"):

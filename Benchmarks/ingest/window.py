@@ -21,19 +21,12 @@ def cpu(pid):
     return (int(fields[11]) + int(fields[12])) / ticks
 
 
-def private_kib(pid):
-    """Anonymous (private) resident memory: RSS without the shared libraries' pages."""
+def status_kib(pid, field):
+    """A memory figure from /proc/PID/status, in KiB: VmHWM (peak RSS) or RssAnon (private resident memory, RSS
+    without the shared libraries' pages)."""
     with open(f"/proc/{pid}/status") as status:
         for line in status:
-            if line.startswith("RssAnon:"):
-                return int(line.split()[1])
-    return 0
-
-
-def peak_rss_kib(pid):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
 
@@ -45,13 +38,13 @@ start = time.time()
 cpu_start = {name: cpu(pid) for name, pid in pids.items() if pid}
 arrivals, pending = [], ""
 end = start + seconds
-peak_private = {name: private_kib(pid) for name, pid in pids.items() if pid}
+peak_private = {name: status_kib(pid, "RssAnon") for name, pid in pids.items() if pid}
 next_sample = start + 0.5
 while time.time() < end:
     if time.time() >= next_sample:
         for name, pid in pids.items():
             if pid:
-                peak_private[name] = max(peak_private[name], private_kib(pid))
+                peak_private[name] = max(peak_private[name], status_kib(pid, "RssAnon"))
         next_sample += 0.5
     chunk = live.read()
     if not chunk:
@@ -66,6 +59,6 @@ stop = time.time()
 result = {"start": start, "end": stop, "arrivals": arrivals}
 for name, pid in pids.items():
     if pid:
-        result[name] = {"cpuSeconds": cpu(pid) - cpu_start[name], "peakRSSKiB": peak_rss_kib(pid),
-                        "peakPrivateKiB": max(peak_private[name], private_kib(pid))}
+        result[name] = {"cpuSeconds": cpu(pid) - cpu_start[name], "peakRSSKiB": status_kib(pid, "VmHWM"),
+                        "peakPrivateKiB": max(peak_private[name], status_kib(pid, "RssAnon"))}
 print(json.dumps(result))

@@ -125,7 +125,8 @@ public func buildDaemon(
     do {
         // Heart rate arrives about once a second per sensor: reading the bus once per tick for everything that
         // came meanwhile costs one wakeup instead of one per notification (docs/performance.md), and adds at
-        // most the tick to a reading's way to the live log.
+        // most the tick to a reading's way to the live log. SYSTOLE_BUS_TICK_MS replaces it, for measuring other
+        // ticks (docs/performance.md).
         connection = try await DBusConnection.connect(
             to: configuration.bus,
             coalescing: environment["SYSTOLE_BUS_TICK_MS"].flatMap(Int.init).map { .milliseconds($0) } ?? busTick
