@@ -335,14 +335,13 @@ public final class HeartRateSensor: Sendable {
             shared.handlesNotifications = false
             shared.early = []
         }
-        let controlPoint = device.characteristic(.heartRateControlPoint, in: .heartRateService)
         let onValue: @Sendable (GattNotification) -> Void = { [weak self] notification in
             guard let self else { return }
             let now = self.state.withLock { shared -> Bool in
                 if !shared.handlesNotifications { shared.early.append(notification) }
                 return shared.handlesNotifications
             }
-            if now { self.handle(notification, address: address, controlPoint: controlPoint) }
+            if now { self.handle(notification, address: address, device: device) }
         }
         let refusal: BlueZError
         do {
@@ -359,7 +358,7 @@ public final class HeartRateSensor: Sendable {
 
     /// Handles the notifications that arrived before streaming began, then lets later ones be handled as they
     /// arrive. Any arriving meanwhile wait their turn, so the order is kept.
-    private func startHandlingNotifications(address: BluetoothAddress, controlPoint: GattCharacteristic?) {
+    private func startHandlingNotifications(address: BluetoothAddress, device: Device) {
         while true {
             let waiting = state.withLock { shared -> [GattNotification] in
                 if shared.early.isEmpty { shared.handlesNotifications = true }
@@ -367,7 +366,7 @@ public final class HeartRateSensor: Sendable {
                 return shared.early
             }
             if waiting.isEmpty { return }
-            for notification in waiting { handle(notification, address: address, controlPoint: controlPoint) }
+            for notification in waiting { handle(notification, address: address, device: device) }
         }
     }
 
@@ -396,8 +395,7 @@ public final class HeartRateSensor: Sendable {
             shared.lastReceived = .now
             shared.isStale = false
         }
-        let controlPoint = device.characteristic(.heartRateControlPoint, in: .heartRateService)
-        startHandlingNotifications(address: address, controlPoint: controlPoint)
+        startHandlingNotifications(address: address, device: device)
         defer { state.withLock { $0.handlesNotifications = false } }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -420,7 +418,7 @@ public final class HeartRateSensor: Sendable {
                     }
                 }
             }
-            group.addTask { try await self.watchForSilence() }
+            group.addTask { await self.watchForSilence() }
             defer { group.cancelAll() }
             do {
                 try await group.next()
@@ -433,7 +431,7 @@ public final class HeartRateSensor: Sendable {
     private func handle(
         _ notification: GattNotification,
         address: BluetoothAddress,
-        controlPoint: GattCharacteristic?
+        device: Device
     ) {
         let measurement: HeartRateMeasurement
         do {
@@ -482,34 +480,37 @@ public final class HeartRateSensor: Sendable {
                 )
             )
         )
-        if resetEnergy, let controlPoint {
-            // The write waits for bluetoothd; notifications go on being handled meanwhile.
-            Task {
-                do {
-                    try await controlPoint.writeValue([HeartRateControlPoint.resetEnergyExpended.rawValue])
-                    self.emit(.energyExpendedReset)
-                } catch {
-                    self.state.withLock { $0.energyResetPending = false }
-                }
+        guard resetEnergy else { return }
+        // Looked up when needed: bluetoothd may announce 0x2A39 a moment after 0x2A37, when streaming began.
+        guard let controlPoint = device.characteristic(.heartRateControlPoint, in: .heartRateService) else {
+            // Not there (yet): the next saturated reading tries again.
+            state.withLock { $0.energyResetPending = false }
+            return
+        }
+        // The write waits for bluetoothd; notifications go on being handled meanwhile.
+        Task {
+            do {
+                try await controlPoint.writeValue([HeartRateControlPoint.resetEnergyExpended.rawValue])
+                self.emit(.energyExpendedReset)
+            } catch {
+                self.state.withLock { $0.energyResetPending = false }
             }
         }
     }
 
-    /// Reports the sensor stale when it stays silent for ``Options/staleIntervals`` usual intervals.
-    private func watchForSilence() async throws {
-        while true {
-            let (deadline, stale) = state.withLock { shared in
-                let interval = shared.timeline.usualInterval ?? options.assumedInterval
-                return ((shared.lastReceived ?? .now) + interval * options.staleIntervals, shared.isStale)
+    /// Reports the sensor stale when it stays silent for ``Options/staleIntervals`` usual intervals (checked on
+    /// the shared ``SilenceWatch`` tick, so at most a quarter of a second late), until cancelled.
+    private func watchForSilence() async {
+        await SilenceWatch.shared.watch { [weak self] in
+            guard let self else { return }
+            let becameStale = self.state.withLock { shared -> Bool in
+                let interval = shared.timeline.usualInterval ?? self.options.assumedInterval
+                let deadline = (shared.lastReceived ?? .now) + interval * self.options.staleIntervals
+                guard !shared.isStale, deadline <= .now else { return false }
+                shared.isStale = true
+                return true
             }
-            if !stale, deadline <= .now {
-                state.withLock { $0.isStale = true }
-                report(.stale)
-            }
-            // Wake at least once a second: the deadline moves as the usual interval is learned.
-            try await Task.sleep(
-                until: stale || deadline <= .now ? .now + .milliseconds(250) : min(deadline, .now + .seconds(1))
-            )
+            if becameStale { self.report(.stale) }
         }
     }
 }
