@@ -101,46 +101,44 @@ final class SensorManager: Service, Sendable {
     }
 
     private func take(_ event: HeartRateSensorEvent, index: Int) {
-        do {
-            // Connection changes go to the journal: they are what explains a gap in a workout.
-            if case .state(let state) = event {
-                let address = statuses.withLock { $0[index]?.address }
-                logger.info("sensor \(address ?? "any"): \(state)")
+        // Connection changes go to the journal: they are what explains a gap in a workout.
+        if case .state(let state) = event {
+            let address = statuses.withLock { $0[index]?.address }
+            logger.info("sensor \(address ?? "any"): \(state)")
+        }
+        update(index) { status in
+            switch event {
+            case .state(let state):
+                status.state = state.description
+                status.isConnected = state == .streaming || state == .stale
+                if case .disconnected = state { status.contact = nil }
+            case .reading(let reading):
+                status.address = reading.sensor.description
+                status.lastHeartRate = Int(reading.measurement.heartRate)
+                status.lastReadingDate = reading.receivedDate
+                status.contact = reading.measurement.sensorContact.rawValue
+            case .bodySensorLocation(let location):
+                status.bodyLocation = location.description
+            case .batteryLevel(let level):
+                status.batteryPercent = Int(level.percent)
+            case .identified(let address, let name, let manufacturer):
+                status.address = address.description
+                status.name = name
+                status.manufacturer = manufacturer
+            case .malformed, .energyExpendedReset:
+                break
             }
-            update(index) { status in
-                switch event {
-                case .state(let state):
-                    status.state = state.description
-                    status.isConnected = state == .streaming || state == .stale
-                    if case .disconnected = state { status.contact = nil }
-                case .reading(let reading):
-                    status.address = reading.sensor.description
-                    status.lastHeartRate = Int(reading.measurement.heartRate)
-                    status.lastReadingDate = reading.receivedDate
-                    status.contact = reading.measurement.sensorContact.rawValue
-                case .bodySensorLocation(let location):
-                    status.bodyLocation = location.description
-                case .batteryLevel(let level):
-                    status.batteryPercent = Int(level.percent)
-                case .identified(let address, let name, let manufacturer):
-                    status.address = address.description
-                    status.name = name
-                    status.manufacturer = manufacturer
-                case .malformed, .energyExpendedReset:
-                    break
-                }
-            }
-            if case .reading(let reading) = event {
-                let status = statuses.withLock { $0[index] }
-                readings.publish(
-                    DaemonReading(
-                        reading: reading,
-                        name: status?.name,
-                        manufacturer: status?.manufacturer,
-                        bodyLocation: status?.bodyLocation
-                    )
+        }
+        if case .reading(let reading) = event {
+            let status = statuses.withLock { $0[index] }
+            readings.publish(
+                DaemonReading(
+                    reading: reading,
+                    name: status?.name,
+                    manufacturer: status?.manufacturer,
+                    bodyLocation: status?.bodyLocation
                 )
-            }
+            )
         }
     }
 
