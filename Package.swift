@@ -132,6 +132,8 @@ let package = Package(
             dependencies: [
                 "HealthStore", "WorkoutKit", "SystoleTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
+                // To look at the file's tables where the public API cannot tell (series chunks).
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // A child process the crash-recovery test kills with SIGKILL.

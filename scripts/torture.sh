@@ -15,6 +15,12 @@
 # usage: scripts/torture.sh [--workouts K] [--seed N] [--debug] [--disk-full]
 #   defaults: 50 workouts, seed from the clock; --debug uses the debug build (faster to build, for smoke runs).
 set -euo pipefail
+
+# Every heart-rate sample with its packed readings (20 bytes each: offset in the minute, duration, value): those
+# of its series row and of the chunks later commits added, not yet folded in (as the store reads them).
+export SERIES_SQL="SELECT s.startDate, CAST(q.readings || IFNULL((SELECT group_concat(c.readings, '')
+  FROM quantitySeriesChunk c WHERE c.sampleID = s.id), X'') AS BLOB), q.minute
+  FROM quantitySample s LEFT JOIN quantitySeries q ON q.sampleID = s.id WHERE s.type = 'heartRate'"
 cd "$(dirname "$0")/.."
 WORKOUTS=50 SEED=$(date +%s) CONFIG=release DISK_FULL=0
 while [ $# -gt 0 ]; do
@@ -71,7 +77,8 @@ if [ "$DISK_FULL" = 1 ]; then
   "$BIN/systole" end --json > "$WORK/ended.json" 2> "$WORK/end.err" || true
   "$BIN/systole" workouts list --json > "$WORK/workouts.json"
   python3 - "$WORK" "$full_at" "$freed_at" <<'PY'
-import datetime, json, sqlite3, struct, sys
+import datetime, json, os, sqlite3, struct, sys
+SERIES_SQL = os.environ["SERIES_SQL"]
 work, full_at, freed_at = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 problems = []
 errors = open(f"{work}/systoled.err").read()
@@ -89,8 +96,7 @@ db = sqlite3.connect(f"file:{work}/small/health.sqlite?mode=ro", uri=True)
 if db.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
     problems.append("integrity_check failed")
 stored = set()
-for start, series, minute in db.execute("SELECT s.startDate, q.readings, q.minute FROM quantitySample s "
-                                        "LEFT JOIN quantitySeries q ON q.sampleID = s.id WHERE s.type = 'heartRate'"):
+for start, series, minute in db.execute(SERIES_SQL):
     if series is None:
         stored.add(round(start, 3))
     else:
@@ -172,7 +178,8 @@ kill "$DAEMON_PID"; wait "$DAEMON_PID" 2> /dev/null || true
 DAEMON_PID=
 
 python3 - "$WORK" "$WORKOUTS" <<'PY'
-import datetime, json, sqlite3, struct, sys
+import datetime, json, os, sqlite3, struct, sys
+SERIES_SQL = os.environ["SERIES_SQL"]
 work, expected = sys.argv[1], int(sys.argv[2])
 events = [json.loads(l) for l in open(f"{work}/events.jsonl")] if __import__("os").path.exists(f"{work}/events.jsonl") else []
 workouts = {w["id"]: w for w in json.load(open(f"{work}/workouts.json"))}
@@ -185,9 +192,7 @@ if integrity != "ok":
 
 # Every heart-rate reading in the store, by time (series rows hold 20-byte readings: offset, duration, value).
 stored = []
-for start, series, minute in db.execute(
-        "SELECT s.startDate, q.readings, q.minute FROM quantitySample s "
-        "LEFT JOIN quantitySeries q ON q.sampleID = s.id WHERE s.type = 'heartRate'"):
+for start, series, minute in db.execute(SERIES_SQL):
     if series is None:
         stored.append(start)
     else:

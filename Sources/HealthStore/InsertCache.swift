@@ -13,6 +13,7 @@ final class InsertCache: @unchecked Sendable {
     private(set) var devices: [Device: Int64] = [:]
     private(set) var series: [QuantitySeries.Appender.Key: QuantitySeries.Appender.Open] = [:]
     private var changesAfterLastCommit: Int?
+    private var newestMinute: Int64?
 
     /// At the start of a transaction: forget everything if another write came in between.
     func validate(_ db: Database) {
@@ -20,17 +21,20 @@ final class InsertCache: @unchecked Sendable {
     }
 
     /// At the end of a transaction that is about to commit: remember what it wrote (`devices` is every device
-    /// known by then).
+    /// known by then), and fold the chunks of series that are finished into their rows.
     func keep(
         devices: [Device: Int64],
         series: [QuantitySeries.Appender.Key: QuantitySeries.Appender.Open],
         _ db: Database
-    ) {
+    ) throws {
         self.devices = devices
         self.series.merge(series) { _, new in new }
-        // Readings arrive in time order: a series two minutes old will not grow again.
-        if let newest = self.series.keys.map(\.minute).max() {
+        // Readings arrive in time order: a series two minutes old will not grow again. Swept when a new minute
+        // begins, not at every commit.
+        if let newest = series.keys.lazy.map(\.minute).max(), newest > newestMinute ?? .min {
+            newestMinute = newest
             self.series = self.series.filter { $0.key.minute >= newest - 1 }
+            try QuantitySeries.compact(before: newest - 1, db)
         }
         changesAfterLastCommit = db.totalChangesCount
     }
@@ -40,5 +44,6 @@ final class InsertCache: @unchecked Sendable {
         devices = [:]
         series = [:]
         changesAfterLastCommit = nil
+        newestMinute = nil
     }
 }

@@ -18,6 +18,10 @@ public struct SeriesQuantity: Hashable, Sendable {
 /// minimum and maximum, so queries and roll-ups read one row per minute; the readings themselves are packed in
 /// `quantitySeries` and read only by the series query and at the edges of unaligned ranges.
 ///
+/// A growing series is not rewritten at each commit: the readings a commit adds go into a row of their own in
+/// `quantitySeriesChunk` (rewriting the packed readings of every touched series made each commit write a page
+/// per sensor). Once its minute is over, the writer folds a series' chunks back into its `quantitySeries` row.
+///
 /// A series never crosses a minute boundary, so it never crosses a roll-up bucket either, and statistics over
 /// any range can take whole series inside it and unpack only the minutes at its two ends.
 enum QuantitySeries {
@@ -34,11 +38,42 @@ enum QuantitySeries {
         sample.count == 1 && sample.metadata.isEmpty && keepsSeries(sample.type)
     }
 
-    /// The columns `SQLiteHealthStore.readings(_:_:)` reads: a sample row with its packed readings, if any.
+    /// The columns `SQLiteHealthStore.readings(_:_:)` reads: a sample row with its packed readings, if any, in
+    /// two parts: those of its `quantitySeries` row and those of its chunks not yet folded in (`group_concat`
+    /// keeps a blob's bytes, zeros included; the order does not matter, `unpack` sorts).
     static let selectWithReadings = """
-        SELECT s.uuid, s.type, s.value, s.startDate, s.endDate, s.count, s.deviceID, s.metadata, q.minute, q.readings
+        SELECT s.uuid, s.type, s.value, s.startDate, s.endDate, s.count, s.deviceID, s.metadata, q.minute, q.readings,
+               (SELECT CAST(group_concat(c.readings, '') AS BLOB) FROM quantitySeriesChunk c
+                WHERE c.sampleID = s.id) AS moreReadings
         FROM quantitySample s LEFT JOIN quantitySeries q ON q.sampleID = s.id
         """
+
+    /// Folds the chunks of series of minutes before `minute` (finished) into their `quantitySeries` rows,
+    /// also those an earlier run of the writer left (a crash, a failed commit, an import).
+    static func compact(before minute: Int64, _ db: Database) throws {
+        let sampleIDs = try Int64.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT DISTINCT c.sampleID FROM quantitySeriesChunk c
+                    JOIN quantitySeries q ON q.sampleID = c.sampleID WHERE q.minute < ?
+                    """
+            ),
+            arguments: [minute]
+        )
+        let fold = try db.cachedStatement(
+            sql: """
+                UPDATE quantitySeries
+                SET readings = CAST(readings || (SELECT group_concat(c.readings, '') FROM quantitySeriesChunk c
+                                                 WHERE c.sampleID = ?1) AS BLOB)
+                WHERE sampleID = ?1 AND EXISTS (SELECT 1 FROM quantitySeriesChunk c WHERE c.sampleID = ?1)
+                """
+        )
+        let delete = try db.cachedStatement(sql: "DELETE FROM quantitySeriesChunk WHERE sampleID = ?")
+        for id in sampleIDs {
+            try fold.execute(arguments: [id])
+            try delete.execute(arguments: [id])
+        }
+    }
 
     static func minute(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 / seconds).rounded(.down)) }
 
@@ -98,7 +133,10 @@ enum QuantitySeries {
             var maximum = -Double.infinity
             var start = Double.infinity
             var end = -Double.infinity
-            var packed = Data()
+            /// The readings this transaction adds, packed.
+            var fresh = Data()
+            /// The start the stored row has: while it stays, an update leaves the start-date index alone.
+            var storedStart: Double?
         }
         private var series: [Open] = []
         private var keys: [Key] = []
@@ -151,16 +189,15 @@ enum QuantitySeries {
             QuantitySeries.append(
                 Reading(start: start, end: end, value: value),
                 minute: key.minute,
-                to: &series[at].packed
+                to: &series[at].fresh
             )
         }
 
-        /// The series this key already has in the store (written by an earlier transaction), to extend. A
-        /// series is at most a minute of readings (a few kilobytes), so reading it back costs little.
+        /// The series this key already has in the store (written by an earlier transaction), to extend.
         private static func existing(_ key: Key, _ db: Database) throws -> Open? {
             let statement = try db.cachedStatement(
                 sql: """
-                    SELECT s.id, s.count, s.value, s.minimum, s.maximum, s.startDate, s.endDate, q.readings
+                    SELECT s.id, s.count, s.value, s.minimum, s.maximum, s.startDate, s.endDate
                     FROM quantitySample s JOIN quantitySeries q ON q.sampleID = s.id
                     WHERE s.type = ? AND s.startDate >= ? AND s.startDate < ?
                       AND s.deviceID IS ? AND s.workoutID IS ?
@@ -180,11 +217,13 @@ enum QuantitySeries {
                 maximum: row["maximum"],
                 start: row["startDate"],
                 end: row["endDate"],
-                packed: row["readings"]
+                storedStart: row["startDate"]
             )
         }
 
-        /// Writes every extended or new series, each under a new anchor (a growing series is a changed sample).
+        /// Writes every extended or new series, each under a new anchor (a growing series is a changed sample):
+        /// a new series as a sample row and its `quantitySeries` row, the readings added to an existing one as a
+        /// chunk.
         mutating func write(anchors: inout AnchorAllocator, _ db: Database) throws {
             let insertSample = try db.cachedStatement(
                 sql: """
@@ -196,24 +235,40 @@ enum QuantitySeries {
             let insertSeries = try db.cachedStatement(
                 sql: "INSERT INTO quantitySeries (sampleID, minute, readings) VALUES (?, ?, ?)"
             )
+            // Two updates: SQLite rewrites the entries of every index whose columns are SET, changed or not, and
+            // readings come in time order, so a series' start almost never moves.
             let updateSample = try db.cachedStatement(
+                sql: """
+                    UPDATE quantitySample
+                    SET value = ?, count = ?, endDate = ?, minimum = ?, maximum = ?, anchor = ?
+                    WHERE id = ?
+                    """
+            )
+            let updateSampleAndStart = try db.cachedStatement(
                 sql: """
                     UPDATE quantitySample
                     SET value = ?, count = ?, startDate = ?, endDate = ?, minimum = ?, maximum = ?, anchor = ?
                     WHERE id = ?
                     """
             )
-            // The whole packed series is written back: SQLite's || would turn the blob into text.
-            let updateSeries = try db.cachedStatement(sql: "UPDATE quantitySeries SET readings = ? WHERE sampleID = ?")
+            let insertChunk = try db.cachedStatement(
+                sql: "INSERT INTO quantitySeriesChunk (sampleID, readings) VALUES (?, ?)"
+            )
             for (at, key) in keys.enumerated() where series[at].count > 0 {
                 let series = series[at]
                 let mean = series.sum / Double(series.count)
                 let anchor = anchors.next()
                 if let id = series.id {
-                    try updateSample.execute(arguments: [
-                        mean, series.count, series.start, series.end, series.minimum, series.maximum, anchor, id,
-                    ])
-                    try updateSeries.execute(arguments: [series.packed, id])
+                    if series.storedStart == series.start {
+                        try updateSample.execute(arguments: [
+                            mean, series.count, series.end, series.minimum, series.maximum, anchor, id,
+                        ])
+                    } else {
+                        try updateSampleAndStart.execute(arguments: [
+                            mean, series.count, series.start, series.end, series.minimum, series.maximum, anchor, id,
+                        ])
+                    }
+                    try insertChunk.execute(arguments: [id, series.fresh])
                 } else {
                     try insertSample.execute(arguments: [
                         UUID.random(), key.type, mean, series.start, series.end, series.count, key.deviceID,
@@ -221,9 +276,11 @@ enum QuantitySeries {
                         series.minimum, series.maximum, anchor,
                     ])
                     let id = db.lastInsertedRowID
-                    try insertSeries.execute(arguments: [id, key.minute, series.packed])
+                    try insertSeries.execute(arguments: [id, key.minute, series.fresh])
                     self.series[at].id = id
                 }
+                self.series[at].storedStart = series.start
+                self.series[at].fresh = Data()
             }
         }
     }
@@ -234,8 +291,10 @@ struct AnchorAllocator {
     private var last: Int64
     private let first: Int64
 
+    // Cached statements, here and in `save`: a commit reads and writes the counter once each, and preparing the
+    // SQL every time was a sixth of a commit's work in profiles.
     init(_ db: Database) throws {
-        last = try Int64.fetchOne(db, sql: "SELECT value FROM anchorCounter WHERE id = 1") ?? 0
+        last = try Int64.fetchOne(db.cachedStatement(sql: "SELECT value FROM anchorCounter WHERE id = 1")) ?? 0
         first = last
     }
 
@@ -246,6 +305,6 @@ struct AnchorAllocator {
 
     func save(_ db: Database) throws {
         guard last != first else { return }
-        try db.execute(sql: "UPDATE anchorCounter SET value = ? WHERE id = 1", arguments: [last])
+        try db.cachedStatement(sql: "UPDATE anchorCounter SET value = ? WHERE id = 1").execute(arguments: [last])
     }
 }

@@ -130,6 +130,20 @@ enum Schema {
                     """
             )
         }
+        migrator.registerMigration("v6-series-chunks") { db in
+            // The readings a commit adds to a growing series, until the writer folds them into the series row
+            // (see QuantitySeries).
+            try db.execute(
+                sql: """
+                    CREATE TABLE quantitySeriesChunk (
+                        id INTEGER PRIMARY KEY,
+                        sampleID INTEGER NOT NULL REFERENCES quantitySample(id) ON DELETE CASCADE,
+                        readings BLOB NOT NULL
+                    );
+                    CREATE INDEX quantitySeriesChunkBySample ON quantitySeriesChunk(sampleID);
+                    """
+            )
+        }
         return migrator
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import HealthStore
 import PropertyBased
 import Testing
@@ -118,6 +119,39 @@ import WorkoutKit
         let buds = try await store.samples(of: .heartRate).filter { $0.device?.name == "buds" }
         #expect(buds.map(\.count) == [1])
         #expect(buds.first?.quantity.value == 80)
+    }
+
+    @Test func readingsSavedOneCommitAtATimeAreChunkedThenFoldedOnceTheirMinuteIsOver() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let store = try folder.open()
+        // Every save its own commit, as a sensor's readings arrive during a workout: minutes 0, 1 and 2.
+        let readings = stride(from: 0.0, to: 150, by: 5).map { heartRate(60 + $0 / 5, at: $0, device: strap) }
+        for reading in readings { try await store.save([.quantity(reading)], workoutID: nil) }
+
+        let file = try DatabaseQueue(path: folder.path)
+        let firstMinute = Int(t0.timeIntervalSince1970 / 60)
+        // A series is its first commit's row plus one chunk per later commit, until two minutes later.
+        let chunked = try await file.read { db in
+            try Int.fetchAll(
+                db,
+                sql: "SELECT DISTINCT q.minute - ? FROM quantitySeriesChunk c "
+                    + "JOIN quantitySeries q ON q.sampleID = c.sampleID ORDER BY q.minute",
+                arguments: [firstMinute]
+            )
+        }
+        #expect(chunked == [1, 2], "the chunks of minute 0 were folded when minute 2 began")
+        let minuteZero = try await file.read { db in
+            try Data.fetchOne(db, sql: "SELECT readings FROM quantitySeries ORDER BY minute LIMIT 1")
+        }
+        #expect(minuteZero?.count == 12 * 20, "minute 0's row holds all its 12 readings, 20 bytes each")
+
+        // Folded or not, every reading reads back, in order.
+        let series = try await store.samples(of: .heartRate)
+        #expect(series.map(\.count) == [12, 12, 6])
+        var back: [Double] = []
+        for sample in series { back += try await store.seriesQuantities(of: sample.id).map(\.quantity.value) }
+        #expect(back == readings.map(\.quantity.value))
     }
 
     @Test func statisticsOverAnyRangeAgreeWithTheReadings() async throws {
