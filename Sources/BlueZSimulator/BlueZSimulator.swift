@@ -273,16 +273,19 @@ public actor BlueZSimulator {
 
     // MARK: Clocks
 
-    /// Emits the sensor's notifications at its rate, from the first second on.
+    /// Emits the sensor's notifications at its rate, from the first second on. Sensors are spread evenly over
+    /// the period (sensor i of n starts i/n of a period late): real straps are not in step, and sensors that
+    /// all notify at once would hand a consumer its readings in a few large bursts instead of one by one.
     private func runSensor(_ index: Int) async {
         let rate = sensors[index].rate
+        let phase = Double(index) / Double(sensors.count)
         var count = 0
         while !Task.isCancelled {
             count += 1
-            let due = start + .seconds(Double(count) / rate)
-            try? await Task.sleep(until: due, tolerance: .milliseconds(2), clock: .continuous)
+            let time = (Double(count) + phase) / rate
+            try? await Task.sleep(until: start + .seconds(time), tolerance: .milliseconds(2), clock: .continuous)
             if Task.isCancelled { return }
-            tick(index, at: Double(count) / rate)
+            tick(index, at: time)
         }
     }
 

@@ -86,8 +86,10 @@ public struct Daemon: Sendable {
     public func run() async throws { try await group.run() }
 }
 
-/// How long systoled lets bus input gather before reading it all in one wakeup.
-let busTick: Duration = .milliseconds(20)
+/// How long systoled lets bus input gather before reading it all in one wakeup. Each wakeup costs a commit, a
+/// live-log write and a few task hops whatever it carries; with a hundred sensors out of step, 50 ms cost 146 µs
+/// per notification against 205 µs at 20 ms, and a reading still reaches the live log in about 30 ms (p99 53 ms).
+let busTick: Duration = .milliseconds(50)
 
 /// Builds systoled from its command-line arguments (without the program name), as `systoled` itself and the
 /// tests do: reads the configuration, opens the store, connects to the bus, takes the control API's name.
