@@ -65,7 +65,11 @@ extension SQLiteHealthStore {
         try await flush()
         let calendar = calendar
         return try await read("computing \(type) statistics by \(interval)") { db in
-            // Only the stretch that holds samples is walked, so a range of years costs what its samples cost.
+            // Only the stretch that holds samples is walked, so a range of years costs what its samples cost. A
+            // series holds readings up to a minute after its start: one that starts before `start` in the same
+            // minute can reach into the range, and the last one's readings can reach past its start (both were
+            // missed: a workout inside one minute whose first reading came a moment before its start had none).
+            let seconds = QuantitySeries.seconds
             let occupied = try Row.fetchOne(
                 db.cachedStatement(
                     sql: """
@@ -73,9 +77,14 @@ extension SQLiteHealthStore {
                         FROM quantitySample WHERE type = ? AND startDate >= ? AND startDate < ?
                         """
                 ),
-                arguments: [type.identifier, start.timeIntervalSince1970, end.timeIntervalSince1970]
+                arguments: [
+                    type.identifier, (start.timeIntervalSince1970 / seconds).rounded(.down) * seconds,
+                    end.timeIntervalSince1970,
+                ]
             )
-            guard let first = occupied?["first"] as Double?, let last = occupied?["last"] as Double? else { return [] }
+            guard let first = occupied?["first"] as Double?,
+                let last = (occupied?["last"] as Double?).map({ $0 + seconds })
+            else { return [] }
             let buckets = Self.buckets(
                 from: start,
                 to: end,

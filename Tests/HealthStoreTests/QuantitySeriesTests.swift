@@ -154,6 +154,35 @@ import WorkoutKit
         #expect(back == readings.map(\.quantity.value))
     }
 
+    @Test func minuteBucketsFindReadingsOfSeriesThatStartBeforeThemOrBeforeTheirRange() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let store = try folder.open()
+        // One series (minute 0) with readings at 10, 20, …, 50 s, and one (minute 1) at 65 s.
+        let readings = [10.0, 20, 30, 40, 50, 65].map { heartRate(60 + $0, at: $0, device: strap) }
+        try await store.save(readings.map(Sample.quantity), workoutID: nil)
+
+        // A range starting inside minute 0 (as a workout whose first reading came a moment before its start).
+        let inside = try await store.statisticsCollection(
+            of: .heartRate,
+            from: t0.addingTimeInterval(15),
+            to: t0.addingTimeInterval(45),
+            anchor: t0.addingTimeInterval(15),
+            interval: .minutes(1)
+        )
+        #expect(inside.map { $0.averageQuantity()?.value } == [(80.0 + 90 + 100) / 3])
+
+        // Buckets anchored mid-minute: the second holds readings of a series that started in the first.
+        let shifted = try await store.statisticsCollection(
+            of: .heartRate,
+            from: t0,
+            to: t0.addingTimeInterval(60),
+            anchor: t0.addingTimeInterval(25),
+            interval: .minutes(1)
+        )
+        #expect(shifted.map(\.readingCount) == [2, 3])
+    }
+
     @Test func statisticsOverAnyRangeAgreeWithTheReadings() async throws {
         let folder = try TemporaryStore()
         defer { folder.remove() }
