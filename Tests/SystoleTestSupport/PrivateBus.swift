@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A dbus-daemon of the test's own, on a socket in a temporary folder: tests never touch the machine's buses.
 public final class PrivateBus: @unchecked Sendable {
@@ -6,6 +7,9 @@ public final class PrivateBus: @unchecked Sendable {
     public let address: String
     private let process: Process
     private let lifeline: Pipe
+    /// dbus-daemon's process, killed by `stop()` itself: the lifeline alone is not enough (see `stop()`).
+    private let daemonPID: pid_t
+    private let stopped = Atomic(false)
     private let directory: URL
 
     public struct StartFailed: Error, CustomStringConvertible {
@@ -40,7 +44,7 @@ public final class PrivateBus: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = [
             "-c",
-            #"/usr/bin/dbus-daemon --config-file="$1" --nofork --print-address=1 & pid=$!; read _; kill -9 $pid"#,
+            #"/usr/bin/dbus-daemon --config-file="$1" --nofork --print-address=1 & pid=$!; echo "$pid"; read _; kill -9 $pid"#,
             "private-bus", config.path,
         ]
         let output = Pipe()
@@ -49,12 +53,17 @@ public final class PrivateBus: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // dbus-daemon prints its address once the socket is listening.
-        let line = output.fileHandleForReading.availableLine()
-        guard let line, line.hasPrefix("unix:") else {
+        // The shell prints dbus-daemon's pid, and dbus-daemon its address once the socket is listening, in
+        // either order.
+        let lines = [output.fileHandleForReading.availableLine(), output.fileHandleForReading.availableLine()]
+            .compactMap { $0 }
+        guard let pid = lines.lazy.compactMap({ pid_t($0) }).first,
+            let line = lines.first(where: { $0.hasPrefix("unix:") })
+        else {
             try? lifeline.fileHandleForWriting.close()
-            throw StartFailed(description: "dbus-daemon did not start (printed \(line ?? "nothing"))")
+            throw StartFailed(description: "dbus-daemon did not start (printed \(lines))")
         }
+        daemonPID = pid
         address = line
     }
 
@@ -83,7 +92,15 @@ public final class PrivateBus: @unchecked Sendable {
     ///
     /// It does not wait for the daemon to exit, so it never blocks: the holding shell kills it as soon as it
     /// reads the end of its stdin.
+    ///
+    /// dbus-daemon is killed here, not only through the lifeline: a process another test spawns at the moment
+    /// the lifeline is created can inherit its write end (Foundation closes the descriptors it saw open when it
+    /// started spawning, not one opened meanwhile), and then closing ours is no end of file: the bus lived on and
+    /// a daemon waiting for it to disappear waited in vain (a rare failure under parallel tests).
     public func stop() {
+        // Once only: a second kill could hit another process that got the pid since.
+        guard !stopped.exchange(true, ordering: .relaxed) else { return }
+        kill(daemonPID, SIGKILL)
         try? lifeline.fileHandleForWriting.close()
         try? FileManager.default.removeItem(at: directory)
     }
