@@ -226,8 +226,11 @@ final class LoopThread: @unchecked Sendable {
     private func runJobs() {
         // Jobs may enqueue more jobs; loop until the queue stays empty.
         while true {
+            // Taken whole and replaced by an empty array: `removeAll(keepingCapacity:)` on the array just handed
+            // out allocated a copy of its buffer at every loop iteration (its capacity is the largest burst yet).
             let batch = queue.withLock { queue -> [@Sendable () -> Void] in
-                defer { queue.jobs.removeAll(keepingCapacity: true) }
+                guard !queue.jobs.isEmpty else { return [] }
+                defer { queue.jobs = [] }
                 return queue.jobs
             }
             if batch.isEmpty { return }

@@ -39,6 +39,11 @@ final class InsertCache: @unchecked Sendable {
         changesAfterLastCommit = db.totalChangesCount
     }
 
+    /// At the end of a transaction of ours that wrote elsewhere (the inbox): what is kept is still true.
+    func noteOwnWrites(_ db: Database) {
+        if changesAfterLastCommit != nil { changesAfterLastCommit = db.totalChangesCount }
+    }
+
     /// After a failed transaction: what was kept may have been rolled back.
     func forget() {
         devices = [:]

@@ -144,6 +144,12 @@ enum Schema {
                     """
             )
         }
+        migrator.registerMigration("v7-inbox") { db in
+            // Samples committed and not yet moved into their tables (see Inbox).
+            try db.execute(
+                sql: "CREATE TABLE inbox (id INTEGER PRIMARY KEY, workoutID BLOB, samples BLOB NOT NULL)"
+            )
+        }
         return migrator
     }
 }

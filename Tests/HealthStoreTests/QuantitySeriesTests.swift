@@ -125,9 +125,12 @@ import WorkoutKit
         let folder = try TemporaryStore()
         defer { folder.remove() }
         let store = try folder.open()
-        // Every save its own commit, as a sensor's readings arrive during a workout: minutes 0, 1 and 2.
+        // Every save its own commit and fold (as a reading followed by a query): minutes 0, 1 and 2.
         let readings = stride(from: 0.0, to: 150, by: 5).map { heartRate(60 + $0 / 5, at: $0, device: strap) }
-        for reading in readings { try await store.save([.quantity(reading)], workoutID: nil) }
+        for reading in readings {
+            try await store.save([.quantity(reading)], workoutID: nil)
+            try await store.flush()
+        }
 
         let file = try DatabaseQueue(path: folder.path)
         let firstMinute = Int(t0.timeIntervalSince1970 / 60)

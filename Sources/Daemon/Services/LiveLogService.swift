@@ -35,7 +35,7 @@ final class LiveLogService: Service, Sendable {
 
     func run() async throws {
         let readings = workouts.recorded.subscribe()
-        let lastLine = LastLine()
+        let lastLine = LastTime()
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -74,11 +74,4 @@ final class LiveLogService: Service, Sendable {
             logger.warning("\(error)")
         }
     }
-}
-
-/// When the live log last got a line.
-private actor LastLine {
-    private var instant = ContinuousClock.now
-    func set(_ now: ContinuousClock.Instant) { instant = now }
-    var age: Duration { .now - instant }
 }

@@ -1,0 +1,217 @@
+import Foundation
+import GRDB
+import WorkoutKit
+
+/// Where the group-commit writer puts samples first: each commit appends one row per workout holding its samples
+/// packed in a blob, and every few thousand samples (and before any read) the inbox is folded into the sample
+/// tables in one transaction.
+///
+/// A commit used to insert every sample where it belongs: a heartbeat row with four indexes, a series update
+/// and a chunk, so with a hundred sensors each commit dirtied dozens of pages and the store was a third of the
+/// daemon's work. An inbox row is one insert at the end of one table; folding thousands of samples at once
+/// touches each series once and each page once. A save is durable when its inbox row is committed; folding is
+/// atomic, so a crash leaves every sample either in the inbox or in its table, never both (leftovers are folded
+/// when the store opens).
+enum Inbox {
+    /// Appends `samples` (of one workout, or none) as one row.
+    static func append(_ samples: [Sample], workoutID: UUID?, _ db: Database) throws {
+        try db.cachedStatement(sql: "INSERT INTO inbox (workoutID, samples) VALUES (?, ?)")
+            .execute(arguments: [workoutID, pack(samples)])
+    }
+
+    /// Moves everything in the inbox into the sample tables, oldest first.
+    static func fold(cache: InsertCache?, _ db: Database) throws {
+        let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, workoutID, samples FROM inbox ORDER BY id"))
+        guard let last = rows.last?["id"] as Int64? else { return }
+        var index = rows.startIndex
+        while index < rows.endIndex {
+            // Consecutive rows of one workout go in together: each insert reads and writes the anchor counter.
+            let workoutID = rows[index]["workoutID"] as UUID?
+            var samples: [Sample] = []
+            while index < rows.endIndex, rows[index]["workoutID"] as UUID? == workoutID {
+                samples += try unpack(rows[index]["samples"])
+                index += 1
+            }
+            try SQLiteHealthStore.insert(samples, workoutID: workoutID, cache: cache, db)
+        }
+        try db.cachedStatement(sql: "DELETE FROM inbox WHERE id <= ?").execute(arguments: [last])
+    }
+
+    // MARK: Packing
+
+    struct Malformed: Error, CustomStringConvertible {
+        var description: String { "an inbox row of the store is malformed (the file was changed by something else)" }
+    }
+
+    private enum Kind: UInt8 {
+        case quantity = 0
+        case heartbeatSeries = 1
+    }
+
+    /// Samples as bytes: per sample its kind, identifier, dates (bits of seconds since 2001, so they come back
+    /// exactly), device, metadata (JSON, rarely any), then the quantity's type, canonical value and count, or the
+    /// packed beats.
+    static func pack(_ samples: [Sample]) throws -> Data {
+        var writer = ByteWriter()
+        for sample in samples {
+            switch sample {
+            case .quantity(let q):
+                writer.byte(Kind.quantity.rawValue)
+                try writer.common(q.id, q.startDate, q.endDate, q.device, q.metadata)
+                writer.string(q.type.identifier)
+                writer.double(try q.quantity.doubleValue(for: q.type.canonicalUnit))
+                writer.integer(Int64(q.count))
+            case .heartbeatSeries(let h):
+                writer.byte(Kind.heartbeatSeries.rawValue)
+                try writer.common(h.id, h.startDate, h.endDate, h.device, h.metadata)
+                writer.bytes(Coding.pack(h.beats))
+            }
+        }
+        return writer.data
+    }
+
+    static func unpack(_ data: Data) throws -> [Sample] {
+        var reader = ByteReader(data: [UInt8](data))
+        var samples: [Sample] = []
+        while !reader.isAtEnd {
+            guard let kind = Kind(rawValue: try reader.byte()) else { throw Malformed() }
+            let id = try reader.uuid()
+            let start = try reader.date()
+            let end = try reader.date()
+            let device = try reader.device()
+            let metadataText = try reader.string()
+            let metadata =
+                metadataText.isEmpty ? [:] : try Coding.decode([String: MetadataValue].self, metadataText)
+            switch kind {
+            case .quantity:
+                guard let type = QuantityType(identifier: try reader.string()) else { throw Malformed() }
+                let value = try reader.double()
+                let count = Int(try reader.integer())
+                samples.append(
+                    .quantity(
+                        QuantitySample(
+                            id: id,
+                            type: type,
+                            quantity: Quantity(value, type.canonicalUnit),
+                            start: start,
+                            end: end,
+                            count: count,
+                            device: device,
+                            metadata: metadata
+                        )
+                    )
+                )
+            case .heartbeatSeries:
+                let beats = Coding.unpack(Data(try reader.bytes()))
+                samples.append(
+                    .heartbeatSeries(
+                        HeartbeatSeriesSample(
+                            id: id,
+                            start: start,
+                            end: end,
+                            beats: beats,
+                            device: device,
+                            metadata: metadata
+                        )
+                    )
+                )
+            }
+        }
+        return samples
+    }
+}
+
+/// Little-endian fields and length-prefixed strings, appended to a buffer.
+private struct ByteWriter {
+    var data = Data()
+
+    mutating func byte(_ value: UInt8) { data.append(value) }
+    mutating func integer(_ value: Int64) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
+    mutating func double(_ value: Double) { integer(Int64(bitPattern: value.bitPattern)) }
+    mutating func bytes(_ value: some Collection<UInt8>) {
+        integer(Int64(value.count))
+        data.append(contentsOf: value)
+    }
+    mutating func string(_ value: String) { bytes(Array(value.utf8)) }
+    /// An absent string: length -1.
+    mutating func optional(_ value: String?) {
+        if let value { string(value) } else { integer(-1) }
+    }
+
+    mutating func common(
+        _ id: UUID,
+        _ start: Date,
+        _ end: Date,
+        _ device: Device?,
+        _ metadata: [String: MetadataValue]
+    ) throws {
+        withUnsafeBytes(of: id.uuid) { data.append(contentsOf: $0) }
+        double(start.timeIntervalSinceReferenceDate)
+        double(end.timeIntervalSinceReferenceDate)
+        if let device {
+            byte(1)
+            for field in [
+                device.name, device.address, device.manufacturer, device.bodyLocation, device.firmwareVersion,
+            ] {
+                optional(field)
+            }
+        } else {
+            byte(0)
+        }
+        string(metadata.isEmpty ? "" : try Coding.encode(metadata))
+    }
+}
+
+/// Reads what `ByteWriter` wrote; any overrun is `Inbox.Malformed`.
+private struct ByteReader {
+    let data: [UInt8]
+    var offset = 0
+
+    var isAtEnd: Bool { offset >= data.count }
+
+    mutating func take(_ count: Int) throws -> ArraySlice<UInt8> {
+        guard count >= 0, offset + count <= data.count else { throw Inbox.Malformed() }
+        defer { offset += count }
+        return data[offset..<offset + count]
+    }
+
+    mutating func byte() throws -> UInt8 { try take(1).first! }
+
+    mutating func integer() throws -> Int64 {
+        var bits: UInt64 = 0
+        for (shift, byte) in try take(8).enumerated() { bits |= UInt64(byte) << (8 * shift) }
+        return Int64(bitPattern: bits)
+    }
+
+    mutating func double() throws -> Double { Double(bitPattern: UInt64(bitPattern: try integer())) }
+
+    mutating func bytes() throws -> ArraySlice<UInt8> { try take(Int(try integer())) }
+
+    mutating func string() throws -> String { String(decoding: try bytes(), as: UTF8.self) }
+
+    mutating func optional() throws -> String? {
+        let length = try integer()
+        if length < 0 { return nil }
+        return String(decoding: try take(Int(length)), as: UTF8.self)
+    }
+
+    mutating func uuid() throws -> UUID {
+        let b = Array(try take(16))
+        return UUID(
+            uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
+        )
+    }
+
+    mutating func date() throws -> Date { Date(timeIntervalSinceReferenceDate: try double()) }
+
+    mutating func device() throws -> Device? {
+        guard try byte() == 1 else { return nil }
+        return Device(
+            name: try optional(),
+            address: try optional(),
+            manufacturer: try optional(),
+            bodyLocation: try optional(),
+            firmwareVersion: try optional()
+        )
+    }
+}
