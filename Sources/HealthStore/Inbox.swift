@@ -53,6 +53,7 @@ enum Inbox {
     /// packed beats.
     static func pack(_ samples: [Sample]) throws -> Data {
         var writer = ByteWriter()
+        writer.bytes.reserveCapacity(samples.count * 128)
         for sample in samples {
             switch sample {
             case .quantity(let q):
@@ -64,10 +65,10 @@ enum Inbox {
             case .heartbeatSeries(let h):
                 writer.byte(Kind.heartbeatSeries.rawValue)
                 try writer.common(h.id, h.startDate, h.endDate, h.device, h.metadata)
-                writer.bytes(Coding.pack(h.beats))
+                writer.blob(Coding.pack(h.beats))
             }
         }
-        return writer.data
+        return Data(writer.bytes)
     }
 
     static func unpack(_ data: Data) throws -> [Sample] {
@@ -121,18 +122,28 @@ enum Inbox {
     }
 }
 
-/// Little-endian fields and length-prefixed strings, appended to a buffer.
+/// Little-endian fields and length-prefixed strings, appended to a buffer (a byte array: appending to `Data`
+/// field by field cost more than the insert).
 private struct ByteWriter {
-    var data = Data()
+    var bytes: [UInt8] = []
 
-    mutating func byte(_ value: UInt8) { data.append(value) }
-    mutating func integer(_ value: Int64) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
-    mutating func double(_ value: Double) { integer(Int64(bitPattern: value.bitPattern)) }
-    mutating func bytes(_ value: some Collection<UInt8>) {
-        integer(Int64(value.count))
-        data.append(contentsOf: value)
+    mutating func byte(_ value: UInt8) { bytes.append(value) }
+    mutating func integer(_ value: Int64) {
+        var bits = UInt64(bitPattern: value)
+        for _ in 0..<8 {
+            bytes.append(UInt8(truncatingIfNeeded: bits))
+            bits >>= 8
+        }
     }
-    mutating func string(_ value: String) { bytes(Array(value.utf8)) }
+    mutating func double(_ value: Double) { integer(Int64(bitPattern: value.bitPattern)) }
+    mutating func blob(_ value: some Collection<UInt8>) {
+        integer(Int64(value.count))
+        bytes.append(contentsOf: value)
+    }
+    mutating func string(_ value: String) {
+        var value = value
+        value.withUTF8 { blob($0) }
+    }
     /// An absent string: length -1.
     mutating func optional(_ value: String?) {
         if let value { string(value) } else { integer(-1) }
@@ -145,16 +156,16 @@ private struct ByteWriter {
         _ device: Device?,
         _ metadata: [String: MetadataValue]
     ) throws {
-        withUnsafeBytes(of: id.uuid) { data.append(contentsOf: $0) }
+        withUnsafeBytes(of: id.uuid) { bytes.append(contentsOf: $0) }
         double(start.timeIntervalSinceReferenceDate)
         double(end.timeIntervalSinceReferenceDate)
         if let device {
             byte(1)
-            for field in [
-                device.name, device.address, device.manufacturer, device.bodyLocation, device.firmwareVersion,
-            ] {
-                optional(field)
-            }
+            optional(device.name)
+            optional(device.address)
+            optional(device.manufacturer)
+            optional(device.bodyLocation)
+            optional(device.firmwareVersion)
         } else {
             byte(0)
         }

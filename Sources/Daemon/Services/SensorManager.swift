@@ -32,7 +32,8 @@ public struct DaemonReading: Sendable {
 /// gaps) and publishes their readings and status to the rest of the daemon.
 final class SensorManager: Service, Sendable {
     let readings = Broadcast<DaemonReading>()
-    /// Fires whenever any sensor's status changes.
+    /// Fires whenever any sensor's status changes, except its last heart rate and reading date alone (those the
+    /// control object picks up with its once-a-second refresh).
     let statusChanged = Broadcast<Void>()
     private let client: BlueZClient
     private let targets: [SensorTarget]
@@ -148,8 +149,13 @@ final class SensorManager: Service, Sendable {
             let before = status
             change(&status)
             statuses[index] = status
-            // A new reading changes only the last value and date: still worth a PropertiesChanged.
-            return status != before
+            // A new reading changes the last value and date, which the control object announces with its
+            // once-a-second refresh; announcing at once is for everything else (a hundred sensors' readings made
+            // this a wakeup of the control service per reading).
+            var significant = status
+            significant.lastHeartRate = before.lastHeartRate
+            significant.lastReadingDate = before.lastReadingDate
+            return significant != before
         }
         if changed { statusChanged.publish(()) }
     }
