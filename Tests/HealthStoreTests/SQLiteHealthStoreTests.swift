@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import HealthStore
 import SystoleTestSupport
 import Testing
@@ -268,6 +269,35 @@ func recordWorkout(
         let second = try folder.open()
         #expect(try await second.samples(ofWorkout: workout) == expected)
         #expect(try await first.samples(ofWorkout: workout) == expected, "and the first sees no duplicates")
+    }
+
+    @Test func theInboxIsMovedIntoTheTablesEveryFewThousandSamplesWithoutAnyQuery() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let store = try folder.open()
+        // 25 saves of 100: the commit that brings the inbox to 2 000 samples moves it, the 5 after it stay.
+        for batch in 0..<25 {
+            let samples = (0..<100).map { index in
+                Sample.quantity(
+                    QuantitySample(
+                        type: .activeEnergyBurned,
+                        quantity: Quantity(1, .kilojoule),
+                        start: t0.addingTimeInterval(Double(batch * 100 + index)),
+                        end: t0.addingTimeInterval(Double(batch * 100 + index + 1))
+                    )
+                )
+            }
+            try await store.save(samples, workoutID: nil)
+        }
+        let file = try DatabaseQueue(path: folder.path)
+        let (inbox, inTables) = try await file.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM inbox") ?? -1,
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM quantitySample") ?? -1
+            )
+        }
+        #expect(inbox == 5 && inTables == 2000)
+        #expect(try await store.samples(of: .activeEnergyBurned).count == 2500, "a query moves the rest")
     }
 
     @Test func aFullStoreRefusesTheBatchClearlyAndKeepsEverythingBefore() async throws {
