@@ -424,6 +424,8 @@ actor GroupCommitWriter {
     private let cache = InsertCache()
     /// Samples committed to the inbox and not yet folded.
     private var unfolded = 0
+    /// The fold under way, if any.
+    private var folding: Task<Void, any Error>?
 
     init(pool: DatabasePool, path: String) {
         self.pool = pool
@@ -493,17 +495,26 @@ actor GroupCommitWriter {
 
     /// Folds the inbox into the sample tables (see ``Inbox``).
     private func fold() async throws {
+        // A fold under way (another query's, or the writer's own) must end first: returning while it runs would
+        // let a query read before those samples are in their tables.
+        if let folding { _ = try? await folding.value }
         guard unfolded > 0 else { return }
-        let folding = unfolded
+        let count = unfolded
         unfolded = 0
+        let pool = pool
         let cache = cache
-        do {
+        let task = Task {
             try await pool.writeWithoutTransaction { db in
                 try Self.transaction(db) { try Inbox.fold(cache: cache, db) }
             }
+        }
+        folding = task
+        defer { if folding == task { folding = nil } }
+        do {
+            try await task.value
         } catch {
             cache.forget()
-            unfolded += folding
+            unfolded += count
             throw HealthStoreError(error, path: path, doing: "moving saved samples into their tables")
         }
     }

@@ -300,6 +300,29 @@ func recordWorkout(
         #expect(try await store.samples(of: .activeEnergyBurned).count == 2500, "a query moves the rest")
     }
 
+    @Test func queriesAtTheSameTimeBothWaitForTheInboxToMove() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let store = try folder.open()
+        for batch in 0..<19 {
+            let samples = (0..<100).map { index in
+                Sample.quantity(
+                    QuantitySample(
+                        type: .activeEnergyBurned,
+                        quantity: Quantity(1, .kilojoule),
+                        start: t0.addingTimeInterval(Double(batch * 100 + index)),
+                        end: t0.addingTimeInterval(Double(batch * 100 + index + 1))
+                    )
+                )
+            }
+            try await store.save(samples, workoutID: nil)
+        }
+        // The first query moves the inbox; the second, arriving meanwhile, must not read before that is done.
+        async let first = store.samples(of: .activeEnergyBurned)
+        async let second = store.samples(of: .activeEnergyBurned)
+        #expect(try await [first.count, second.count] == [1900, 1900])
+    }
+
     @Test func aFullStoreRefusesTheBatchClearlyAndKeepsEverythingBefore() async throws {
         let folder = try TemporaryStore()
         defer { folder.remove() }
