@@ -29,7 +29,11 @@ enum Inbox {
             let workoutID = rows[index]["workoutID"] as UUID?
             var samples: [Sample] = []
             while index < rows.endIndex, rows[index]["workoutID"] as UUID? == workoutID {
-                samples += try unpack(rows[index]["samples"])
+                do {
+                    samples += try unpack(rows[index]["samples"])
+                } catch {
+                    throw Malformed(row: rows[index]["id"])
+                }
                 index += 1
             }
             try SQLiteHealthStore.insert(samples, workoutID: workoutID, cache: cache, db)
@@ -39,8 +43,16 @@ enum Inbox {
 
     // MARK: Packing
 
+    /// An inbox row that cannot be read: only something other than systole writes such a row. Until it is gone no
+    /// sample can move, so the message says how to get rid of it.
     struct Malformed: Error, CustomStringConvertible {
-        var description: String { "an inbox row of the store is malformed (the file was changed by something else)" }
+        var row: Int64?
+        var description: String {
+            let which = row.map { "inbox row \($0)" } ?? "an inbox row"
+            let delete = row.map { "DELETE FROM inbox WHERE id = \($0)" } ?? "DELETE FROM inbox"
+            return "\(which) cannot be read (something other than systole changed the file). Delete it to lose only "
+                + "its samples (sqlite3 on the file: '\(delete)'), or move the file aside to start a new store"
+        }
     }
 
     private enum Kind: UInt8 {
@@ -181,7 +193,7 @@ private struct ByteReader {
     var isAtEnd: Bool { offset >= data.count }
 
     mutating func take(_ count: Int) throws -> ArraySlice<UInt8> {
-        guard count >= 0, offset + count <= data.count else { throw Inbox.Malformed() }
+        guard count >= 0, count <= data.count - offset else { throw Inbox.Malformed() }
         defer { offset += count }
         return data[offset..<offset + count]
     }

@@ -323,6 +323,31 @@ func recordWorkout(
         #expect(try await [first.count, second.count] == [1900, 1900])
     }
 
+    @Test func anUnreadableInboxRowIsNamedWithHowToGetRidOfIt() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let kept = QuantitySample(type: .activeEnergyBurned, quantity: Quantity(2, .kilojoule), start: t0, end: t0)
+        try await folder.open().save([.quantity(kept)], workoutID: nil)
+        // Something else writes rows systole cannot read: one whose metadata claims Int64.max bytes (a kind, an
+        // identifier, two dates, no device, then the length), and a truncated one.
+        let file = try DatabaseQueue(path: folder.path)
+        let bad = try await file.write { db in
+            try db.execute(
+                sql: "INSERT INTO inbox (id, samples) VALUES "
+                    + "(1000, X'00\(String(repeating: "00", count: 32))00FFFFFFFFFFFFFF7F'), (1001, X'00FFFF')"
+            )
+            return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM inbox")
+        }
+        #expect(bad == 3)
+        let error = #expect(throws: HealthStoreError.self) { try folder.open() }
+        #expect(error?.message.contains("inbox row 1000 cannot be read") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("'DELETE FROM inbox WHERE id = 1000'") == true)
+        // Doing what it says loses only that row.
+        try await file.write { db in try db.execute(sql: "DELETE FROM inbox WHERE id IN (1000, 1001)") }
+        let store = try folder.open()
+        #expect(try await store.samples(of: .activeEnergyBurned).map(\.id) == [kept.id])
+    }
+
     @Test func aFullStoreRefusesTheBatchClearlyAndKeepsEverythingBefore() async throws {
         let folder = try TemporaryStore()
         defer { folder.remove() }
