@@ -271,12 +271,9 @@ func recordWorkout(
         #expect(try await first.samples(ofWorkout: workout) == expected, "and the first sees no duplicates")
     }
 
-    @Test func theInboxIsMovedIntoTheTablesEveryFewThousandSamplesWithoutAnyQuery() async throws {
-        let folder = try TemporaryStore()
-        defer { folder.remove() }
-        let store = try folder.open()
-        // 25 saves of 100: the commit that brings the inbox to 2 000 samples moves it, the 5 after it stay.
-        for batch in 0..<25 {
+    /// Saves `batches` saves of 100 energy samples, one a second from `t0`.
+    func saveEnergy(batches: Int, to store: SQLiteHealthStore) async throws {
+        for batch in 0..<batches {
             let samples = (0..<100).map { index in
                 Sample.quantity(
                     QuantitySample(
@@ -289,6 +286,14 @@ func recordWorkout(
             }
             try await store.save(samples, workoutID: nil)
         }
+    }
+
+    @Test func theInboxIsMovedIntoTheTablesEveryFewThousandSamplesWithoutAnyQuery() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let store = try folder.open()
+        // 25 saves of 100: the commit that brings the inbox to 2 000 samples moves it, the 5 after it stay.
+        try await saveEnergy(batches: 25, to: store)
         let file = try DatabaseQueue(path: folder.path)
         let (inbox, inTables) = try await file.read { db in
             (
@@ -304,19 +309,7 @@ func recordWorkout(
         let folder = try TemporaryStore()
         defer { folder.remove() }
         let store = try folder.open()
-        for batch in 0..<19 {
-            let samples = (0..<100).map { index in
-                Sample.quantity(
-                    QuantitySample(
-                        type: .activeEnergyBurned,
-                        quantity: Quantity(1, .kilojoule),
-                        start: t0.addingTimeInterval(Double(batch * 100 + index)),
-                        end: t0.addingTimeInterval(Double(batch * 100 + index + 1))
-                    )
-                )
-            }
-            try await store.save(samples, workoutID: nil)
-        }
+        try await saveEnergy(batches: 19, to: store)
         // The first query moves the inbox; the second, arriving meanwhile, must not read before that is done.
         async let first = store.samples(of: .activeEnergyBurned)
         async let second = store.samples(of: .activeEnergyBurned)
