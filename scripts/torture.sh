@@ -17,7 +17,8 @@
 set -euo pipefail
 
 # Every heart-rate sample with its packed readings (20 bytes each: offset in the minute, duration, value): those
-# of its series row and of the chunks later commits added, not yet folded in (as the store reads them).
+# of its series row and of the chunks added to it later, not yet folded in (as the store reads them). Run after
+# the workouts ended: until then the latest samples may still be in the store's inbox.
 export SERIES_SQL="SELECT s.startDate, CAST(q.readings || IFNULL((SELECT group_concat(c.readings, '')
   FROM quantitySeriesChunk c WHERE c.sampleID = s.id), X'') AS BLOB), q.minute
   FROM quantitySample s LEFT JOIN quantitySeries q ON q.sampleID = s.id WHERE s.type = 'heartRate'"

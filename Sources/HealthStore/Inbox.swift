@@ -32,7 +32,7 @@ enum Inbox {
                 do {
                     samples += try unpack(rows[index]["samples"])
                 } catch {
-                    throw Malformed(row: rows[index]["id"])
+                    throw Malformed(row: rows[index]["id"] as Int64)
                 }
                 index += 1
             }
@@ -46,14 +46,16 @@ enum Inbox {
     /// An inbox row that cannot be read: only something other than systole writes such a row. Until it is gone no
     /// sample can move, so the message says how to get rid of it.
     struct Malformed: Error, CustomStringConvertible {
-        var row: Int64?
+        var row: Int64
         var description: String {
-            let which = row.map { "inbox row \($0)" } ?? "an inbox row"
-            let delete = row.map { "DELETE FROM inbox WHERE id = \($0)" } ?? "DELETE FROM inbox"
-            return "\(which) cannot be read (something other than systole changed the file). Delete it to lose only "
-                + "its samples (sqlite3 on the file: '\(delete)'), or move the file aside to start a new store"
+            "inbox row \(row) cannot be read (something other than systole changed the file). Delete it to lose "
+                + "only its samples (sqlite3 on the file: 'DELETE FROM inbox WHERE id = \(row)'), or move the file "
+                + "aside to start a new store"
         }
     }
+
+    /// What the reader throws; `fold` names the row.
+    fileprivate struct Unreadable: Error {}
 
     private enum Kind: UInt8 {
         case quantity = 0
@@ -87,7 +89,7 @@ enum Inbox {
         var reader = ByteReader(data: [UInt8](data))
         var samples: [Sample] = []
         while !reader.isAtEnd {
-            guard let kind = Kind(rawValue: try reader.byte()) else { throw Malformed() }
+            guard let kind = Kind(rawValue: try reader.byte()) else { throw Unreadable() }
             let id = try reader.uuid()
             let start = try reader.date()
             let end = try reader.date()
@@ -97,7 +99,7 @@ enum Inbox {
                 metadataText.isEmpty ? [:] : try Coding.decode([String: MetadataValue].self, metadataText)
             switch kind {
             case .quantity:
-                guard let type = QuantityType(identifier: try reader.string()) else { throw Malformed() }
+                guard let type = QuantityType(identifier: try reader.string()) else { throw Unreadable() }
                 let value = try reader.double()
                 let count = Int(try reader.integer())
                 samples.append(
@@ -185,7 +187,7 @@ private struct ByteWriter {
     }
 }
 
-/// Reads what `ByteWriter` wrote; any overrun is `Inbox.Malformed`.
+/// Reads what `ByteWriter` wrote; any overrun is `Inbox.Unreadable`.
 private struct ByteReader {
     let data: [UInt8]
     var offset = 0
@@ -193,7 +195,7 @@ private struct ByteReader {
     var isAtEnd: Bool { offset >= data.count }
 
     mutating func take(_ count: Int) throws -> ArraySlice<UInt8> {
-        guard count >= 0, count <= data.count - offset else { throw Inbox.Malformed() }
+        guard count >= 0, count <= data.count - offset else { throw Inbox.Unreadable() }
         defer { offset += count }
         return data[offset..<offset + count]
     }

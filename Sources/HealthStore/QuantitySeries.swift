@@ -18,9 +18,9 @@ public struct SeriesQuantity: Hashable, Sendable {
 /// minimum and maximum, so queries and roll-ups read one row per minute; the readings themselves are packed in
 /// `quantitySeries` and read only by the series query and at the edges of unaligned ranges.
 ///
-/// A growing series is not rewritten at each commit: the readings a commit adds go into a row of their own in
-/// `quantitySeriesChunk` (rewriting the packed readings of every touched series made each commit write a page
-/// per sensor). Once its minute is over, the writer folds a series' chunks back into its `quantitySeries` row.
+/// A growing series is not rewritten by each transaction that extends it: the readings a transaction adds go
+/// into a row of their own in `quantitySeriesChunk` (rewriting the packed readings of every touched series wrote a
+/// page per sensor each time). Once its minute is over, the writer folds a series' chunks back into its `quantitySeries` row.
 ///
 /// A series never crosses a minute boundary, so it never crosses a roll-up bucket either, and statistics over
 /// any range can take whole series inside it and unpack only the minutes at its two ends.

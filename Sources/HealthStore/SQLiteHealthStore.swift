@@ -48,7 +48,7 @@ public final class SQLiteHealthStore: HealthStore {
         try await writer.write(samples, workoutID: workoutID)
     }
 
-    /// Inserts samples at once, in one transaction (bulk imports and benchmarks).
+    /// Inserts samples into their tables at once, in one transaction, past the inbox (bulk imports and benchmarks).
     public func insertNow(_ samples: [Sample], workoutID: UUID?) throws(HealthStoreError) {
         do {
             try pool.write { db in try Self.insert(samples, workoutID: workoutID, db) }

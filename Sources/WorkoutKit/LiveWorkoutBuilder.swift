@@ -53,10 +53,9 @@ public actor LiveWorkoutBuilder {
     private var values: [String: [Collected]] = [:]
     private var statisticsByType: [String: Statistics] = [:]
     private var devices: [Device] = []
-    /// Where each device is in `devices`, by address and by whole description: every sample asks, and searching
-    /// the list cost a comparison per sensor per sample (a tenth of a workout's work with a hundred sensors).
+    /// Where each device with an address is in `devices`: every sample asks, and searching the list cost a
+    /// comparison per sensor per sample (a tenth of a workout's work with a hundred sensors).
     private var deviceIndex: [String: Int] = [:]
-    private var knownDevices: Set<Device> = []
     /// Called after every change that must survive a crash (set by the session).
     var journal: (@Sendable () async -> Void)?
 
@@ -121,12 +120,16 @@ public actor LiveWorkoutBuilder {
     /// shows at the moment (it changes from the advertised name to the GAP name once connected): the latest
     /// description replaces the earlier one.
     private func include(device: Device?) {
-        guard let device, !knownDevices.contains(device) else { return }
-        knownDevices.insert(device)
-        if let address = device.address, let index = deviceIndex[address] {
-            devices[index] = device
-        } else {
-            if let address = device.address { deviceIndex[address] = devices.count }
+        guard let device else { return }
+        if let address = device.address {
+            if let index = deviceIndex[address] {
+                devices[index] = device
+            } else {
+                deviceIndex[address] = devices.count
+                devices.append(device)
+            }
+        } else if !devices.contains(device) {
+            // Without an address there is nothing to index by (rare: a sample added by hand).
             devices.append(device)
         }
     }

@@ -100,9 +100,12 @@ import WorkoutKit
         defer { folder.remove() }
         let store = try folder.open()
         let readings = (0..<12).map { Sample.quantity(heartRate(Double(100 + $0), at: Double($0), device: strap)) }
-        // Saves remember the growing series between commits; an import in between changes it behind their back.
+        // The writer remembers the growing series between the moves of its inbox (each save moved here by a
+        // flush, as a query would); an import in between changes it behind its back.
         try await store.save(Array(readings[0..<3]), workoutID: nil)
+        try await store.flush()
         try await store.save(Array(readings[3..<6]), workoutID: nil)
+        try await store.flush()
         try store.insertNow(Array(readings[6..<9]), workoutID: nil)
         try await store.save(Array(readings[9..<12]), workoutID: nil)
         let series = try await store.samples(of: .heartRate)
@@ -134,7 +137,7 @@ import WorkoutKit
 
         let file = try DatabaseQueue(path: folder.path)
         let firstMinute = Int(t0.timeIntervalSince1970 / 60)
-        // A series is its first commit's row plus one chunk per later commit, until two minutes later.
+        // A series is its first fold's row plus one chunk per later fold, until two minutes later.
         let chunked = try await file.read { db in
             try Int.fetchAll(
                 db,

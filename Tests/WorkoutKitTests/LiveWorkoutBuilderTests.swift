@@ -205,6 +205,9 @@ import Testing
         try await builder.add([reading("BZ-HRM", address: "00:AA:01:00:00:00", at: 1)])
         try await builder.add([reading("BlueZ 5.66", address: "00:AA:01:00:00:00", at: 2)])
         try await builder.add([reading("Strap", address: "A0:9E:1A:00:00:01", at: 3)])
+        // Reconnected and advertising again: the latest name wins, even one the sensor showed before.
+        try await builder.add([reading("Strap 2", address: "A0:9E:1A:00:00:01", at: 3.5)])
+        try await builder.add([reading("Strap", address: "A0:9E:1A:00:00:01", at: 3.8)])
         try await builder.endCollection(at: t0.addingTimeInterval(4))
         let workout = try await builder.finishWorkout()
         #expect(workout.devices.map(\.name) == ["BlueZ 5.66", "Strap"])
