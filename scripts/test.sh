@@ -9,6 +9,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The shared test data and the real-BlueZ VM live beside the clone; without them the suite cannot run, so say so
+# before building anything.
+SHARED=${SYSTOLE_SHARED:-../shared}
+if [ ! -f "$SHARED/testdata/hrm-vectors.json" ] || [ ! -x "$SHARED/bluez-vm/run-real-bluez.sh" ]; then
+  echo "test: $SHARED is missing or incomplete (testdata/, bluez-vm/): put the shared folder beside the clone" \
+    "(or set SYSTOLE_SHARED to it) and run again" >&2
+  exit 1
+fi
+
 scripts/install-deps.sh
 
 echo "== format (.swift-format)"
