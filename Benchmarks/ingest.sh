@@ -70,10 +70,13 @@ print(r["offeredPerSecond"], n["perSecond"], n["loss"], s["perSecond"], s["loss"
   exit 0
 fi
 
+source scripts/lib/release-build.sh
+BUILD_FLAGS=(-c debug)
+[ "$CONFIG" = release ] && BUILD_FLAGS=("${RELEASE_BUILD_FLAGS[@]}")
 for product in systole-sim systoled systole systole-sensor-ingest; do
-  swift build -c "$CONFIG" --product "$product" >&2
+  swift build "${BUILD_FLAGS[@]}" --product "$product" >&2
 done
-BIN=$(swift build -c "$CONFIG" --show-bin-path)
+BIN=$(swift build "${BUILD_FLAGS[@]}" --show-bin-path)
 
 if [ "$BLEAK" = 1 ]; then
   VENV=${XDG_CACHE_HOME:-$HOME/.cache}/systole-bench/venv

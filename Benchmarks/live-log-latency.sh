@@ -7,10 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${1:-20}
-swift build -c release --product systoled >&2
-swift build -c release --product systole >&2
-swift build -c release --product systole-sim >&2
-BIN=$(swift build -c release --show-bin-path)
+source scripts/lib/release-build.sh
+swift build "${RELEASE_BUILD_FLAGS[@]}" --product systoled >&2
+swift build "${RELEASE_BUILD_FLAGS[@]}" --product systole >&2
+swift build "${RELEASE_BUILD_FLAGS[@]}" --product systole-sim >&2
+BIN=$(swift build "${RELEASE_BUILD_FLAGS[@]}" --show-bin-path)
 
 source scripts/lib/private-bus.sh
 WORK=$(mktemp -d /tmp/systole-latency.XXXXXX)

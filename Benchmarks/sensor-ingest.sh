@@ -24,9 +24,10 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-swift build -c release --product systole-sim >&2
-swift build -c release --product systole-sensor-ingest >&2
-BIN=$(swift build -c release --show-bin-path)
+source scripts/lib/release-build.sh
+swift build "${RELEASE_BUILD_FLAGS[@]}" --product systole-sim >&2
+swift build "${RELEASE_BUILD_FLAGS[@]}" --product systole-sensor-ingest >&2
+BIN=$(swift build "${RELEASE_BUILD_FLAGS[@]}" --show-bin-path)
 
 source scripts/lib/private-bus.sh
 WORK=$(mktemp -d /tmp/systole-bench.XXXXXX)

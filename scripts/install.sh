@@ -12,9 +12,10 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 
 scripts/install-deps.sh
-swift build -c release --product systoled
-swift build -c release --product systole
-BIN=$(swift build -c release --show-bin-path)
+source scripts/lib/release-build.sh
+swift build "${RELEASE_BUILD_FLAGS[@]}" --product systoled
+swift build "${RELEASE_BUILD_FLAGS[@]}" --product systole
+BIN=$(swift build "${RELEASE_BUILD_FLAGS[@]}" --show-bin-path)
 
 $SUDO install -d "$PREFIX/bin"
 $SUDO install -m 0755 "$BIN/systoled" "$BIN/systole" "$PREFIX/bin/"

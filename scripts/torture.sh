@@ -35,8 +35,11 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-for product in systole-sim systoled systole; do swift build -c "$CONFIG" --product "$product" >&2; done
-BIN=$(swift build -c "$CONFIG" --show-bin-path)
+source scripts/lib/release-build.sh
+BUILD_FLAGS=(-c debug)
+[ "$CONFIG" = release ] && BUILD_FLAGS=("${RELEASE_BUILD_FLAGS[@]}")
+for product in systole-sim systoled systole; do swift build "${BUILD_FLAGS[@]}" --product "$product" >&2; done
+BIN=$(swift build "${BUILD_FLAGS[@]}" --show-bin-path)
 
 source scripts/lib/private-bus.sh
 WORK=$(mktemp -d /tmp/systole-torture.XXXXXX)

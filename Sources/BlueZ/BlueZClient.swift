@@ -25,6 +25,13 @@ public final class BlueZClient: Sendable {
         var handlersByPath: [String: [@Sendable (BlueZEvent) -> Void]] = [:]
         var nextSinkID: UInt64 = 0
         var tasks: [Task<Void, Never>] = []
+        /// Reloads under way. Signals arriving meanwhile are held and applied, in order, once the new objects are
+        /// in place: applied at once, a change arriving after bluetoothd answered would be overwritten by its
+        /// older answer.
+        var reloads = 0
+        /// Whether held signals are being applied; later ones are held until they are all done, to keep order.
+        var replaying = false
+        var held: [DBusSignal] = []
     }
     private struct Sink {
         var pathPrefix: String?
@@ -50,11 +57,15 @@ public final class BlueZClient: Sendable {
                     arg0: BlueZ.service
                 )
             )
-            let signals = try await connection.signals(matching: DBusMatchRule(sender: BlueZ.service))
+            // Signals are taken on the connection's loop thread as they arrive: with many sensors notifying, a task
+            // of our own would be woken, and each signal queued for it, hundreds of times a second.
+            let signals = try await connection.signals(matching: DBusMatchRule(sender: BlueZ.service)) {
+                [weak client] signal in client?.take(signal)
+            }
             try await client.reload()
-            let signalTask = Task { [weak client] in
+            let signalTask = Task {
                 do {
-                    for try await signal in signals { client?.apply(signal) }
+                    for try await _ in signals {}
                 } catch {}
             }
             let ownerTask = Task { [weak client] in
@@ -103,6 +114,7 @@ public final class BlueZClient: Sendable {
 
     /// Replaces the cache with bluetoothd's current objects (empty when it is not running).
     private func reload() async throws(DBusError) {
+        state.withLock { $0.reloads += 1 }
         var objects: Objects = [:]
         var running = true
         do {
@@ -118,11 +130,48 @@ public final class BlueZClient: Sendable {
             }
         } catch  where error.is(.serviceUnknown) || error.is(.nameHasNoOwner) {
             running = false
+        } catch {
+            state.withLock { $0.reloads -= 1 }
+            replayHeld()
+            throw error
         }
         state.withLock { state in
             state.objects = objects
             if running && !state.serviceRunning { state.serviceGeneration += 1 }
             state.serviceRunning = running
+            state.reloads -= 1
+        }
+        replayHeld()
+    }
+
+    /// A signal from bluetoothd, on the connection's loop thread: applied now, or held while a reload is under way.
+    private func take(_ signal: DBusSignal) {
+        let hold = state.withLock { state -> Bool in
+            guard state.reloads > 0 || state.replaying else { return false }
+            state.held.append(signal)
+            return true
+        }
+        if !hold { apply(signal) }
+    }
+
+    /// Applies the signals held during reloads, once none is under way; signals arriving meanwhile join them. One
+    /// caller replays at a time (a second one finding a replay under way leaves its signals to it), to keep order.
+    private func replayHeld() {
+        var replaying = false
+        while true {
+            let batch = state.withLock { state -> [DBusSignal]? in
+                if !replaying && state.replaying { return nil }
+                guard state.reloads == 0, !state.held.isEmpty else {
+                    if replaying { state.replaying = false }
+                    return nil
+                }
+                state.replaying = true
+                defer { state.held = [] }
+                return state.held
+            }
+            guard let batch else { return }
+            replaying = true
+            for signal in batch { apply(signal) }
         }
     }
 

@@ -42,13 +42,20 @@ public struct BluetoothAddress: Hashable, Sendable, Comparable, CustomStringConv
         (0..<6).map { UInt8(truncatingIfNeeded: rawValue >> (8 * (5 - $0))) }
     }
 
-    /// `A0:9E:1A:12:34:56`, formatted by libbluetooth's `ba2str`.
+    /// `A0:9E:1A:12:34:56`: upper-case hex pairs, as libbluetooth's `ba2str` writes them. Formatted here rather
+    /// than by `ba2str`: the daemon writes every reading's address, and two buffers and a C call per reading showed
+    /// in profiles.
     public var description: String {
-        let b = bytes
-        var address = bdaddr_t(b: (b[5], b[4], b[3], b[2], b[1], b[0]))
-        var buffer = [CChar](repeating: 0, count: Int(CBT_ADDRESS_STRING_SIZE))
-        _ = ba2str(&address, &buffer)
-        return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        let digits = Array("0123456789ABCDEF".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(17)
+        for shift in stride(from: 40, through: 0, by: -8) {
+            let byte = Int(truncatingIfNeeded: rawValue >> UInt64(shift)) & 0xFF
+            if shift != 40 { text.append(UInt8(ascii: ":")) }
+            text.append(digits[byte >> 4])
+            text.append(digits[byte & 0xF])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// The last element of the device's object path under its adapter: `dev_A0_9E_1A_12_34_56`.

@@ -163,11 +163,35 @@ public final class DBusConnection: Sendable {
     /// cancelled or stops iterating, and when the connection closes.
     public func signals(matching rule: DBusMatchRule) async throws(DBusError) -> DBusSignalStream {
         let (stream, continuation) = AsyncThrowingStream<DBusSignal, any Error>.makeStream()
+        return try await signals(matching: rule, stream, continuation) { continuation.yield($0) }
+    }
+
+    /// Subscribes like ``signals(matching:)``, except that each signal goes to `onSignal` as it arrives instead of
+    /// into the stream: in order, on the connection's loop thread. Keep `onSignal` short and never block in it
+    /// (nothing on this connection is answered meanwhile). The returned stream carries no signals; it ends, or
+    /// throws, when the subscription does, and the subscription ends when its consumer stops iterating.
+    ///
+    /// A client that takes every signal of a busy service saves a task wakeup and a queued copy per signal.
+    public func signals(
+        matching rule: DBusMatchRule,
+        onSignal: @escaping @Sendable (DBusSignal) -> Void
+    ) async throws(DBusError) -> DBusSignalStream {
+        let (stream, continuation) = AsyncThrowingStream<DBusSignal, any Error>.makeStream()
+        return try await signals(matching: rule, stream, continuation, deliver: onSignal)
+    }
+
+    private func signals(
+        matching rule: DBusMatchRule,
+        _ stream: AsyncThrowingStream<DBusSignal, any Error>,
+        _ continuation: AsyncThrowingStream<DBusSignal, any Error>.Continuation,
+        deliver: @escaping @Sendable (DBusSignal) -> Void
+    ) async throws(DBusError) -> DBusSignalStream {
         let id = state.nextCallID()
         let state = state
         let trackOwner = rule.sender.map { !$0.hasPrefix(":") && $0 != "org.freedesktop.DBus" } ?? false
         // Register locally first so a signal that arrives right after AddMatch is delivered.
-        guard loop.enqueue({ state.addSubscription(id, rule: rule, continuation: continuation) }) else {
+        guard loop.enqueue({ state.addSubscription(id, rule: rule, continuation: continuation, deliver: deliver) })
+        else {
             throw DBusError(.disconnected, "not connected: cannot subscribe to \(rule)")
         }
         continuation.onTermination = { [loop] _ in

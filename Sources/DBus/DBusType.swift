@@ -1,12 +1,13 @@
 /// A complete D-Bus type, as one element of a signature describes it.
-public indirect enum DBusType: Hashable, Sendable, CustomStringConvertible {
+// Indirect only where a type holds a type directly (see `DBusValue`).
+public enum DBusType: Hashable, Sendable, CustomStringConvertible {
     case byte, boolean, int16, uint16, int32, uint32, int64, uint64, double, string, objectPath, signature
     case unixFD
     case variant
     /// `aT`
-    case array(DBusType)
+    indirect case array(DBusType)
     /// `{KV}`, only valid as the element of an array; the key is a basic type.
-    case dictEntry(key: DBusType, value: DBusType)
+    indirect case dictEntry(key: DBusType, value: DBusType)
     /// `(T…)`, at least one field.
     case structure([DBusType])
 

@@ -3,7 +3,9 @@
 /// Containers carry their element type so that empty arrays still have a signature. A dictionary (`a{kv}`) is an
 /// ``array(_:_:)`` of ``dictEntry(_:_:)`` values, exactly as on the wire; ``dictionary(_:)`` and
 /// ``dictionaryEntries`` make that convenient.
-public indirect enum DBusValue: Hashable, Sendable {
+// Only the cases that hold a value directly are indirect: marking the whole enum so boxed every value, a byte of
+// an `ay` or a string included, which made reading a notification a few dozen allocations.
+public enum DBusValue: Hashable, Sendable {
     case byte(UInt8)
     case boolean(Bool)
     case int16(Int16)
@@ -18,11 +20,11 @@ public indirect enum DBusValue: Hashable, Sendable {
     case signature(String)
     /// A file descriptor. Received descriptors are owned by the receiver, who must close them.
     case unixFD(Int32)
-    case variant(DBusValue)
+    indirect case variant(DBusValue)
     /// An array whose elements all have the given type.
     case array(DBusType, [DBusValue])
     /// A key/value pair; only valid as an element of an array.
-    case dictEntry(DBusValue, DBusValue)
+    indirect case dictEntry(DBusValue, DBusValue)
     case structure([DBusValue])
 
     /// The value's complete type.

@@ -23,7 +23,10 @@ final class LoopState: @unchecked Sendable {
 
     struct Subscription {
         var rule: DBusMatchRule
+        /// Ends the subscription's stream (when the connection closes).
         var continuation: AsyncThrowingStream<DBusSignal, any Error>.Continuation
+        /// Takes each matching signal: yields it to the stream, or calls the subscriber's handler.
+        var deliver: @Sendable (DBusSignal) -> Void
     }
     private var subscriptions: [UInt64: Subscription] = [:]
     private var nameOwners: [String: String] = [:]
@@ -101,13 +104,14 @@ final class LoopState: @unchecked Sendable {
     func addSubscription(
         _ id: UInt64,
         rule: DBusMatchRule,
-        continuation: AsyncThrowingStream<DBusSignal, any Error>.Continuation
+        continuation: AsyncThrowingStream<DBusSignal, any Error>.Continuation,
+        deliver: @escaping @Sendable (DBusSignal) -> Void
     ) {
         guard isOpen.load(ordering: .acquiring) else {
             continuation.finish(throwing: DBusError(.disconnected, "not connected"))
             return
         }
-        subscriptions[id] = Subscription(rule: rule, continuation: continuation)
+        subscriptions[id] = Subscription(rule: rule, continuation: continuation, deliver: deliver)
     }
 
     func removeSubscription(_ id: UInt64) {
@@ -251,7 +255,7 @@ final class LoopState: @unchecked Sendable {
         for subscription in subscriptions.values {
             let owner = subscription.rule.sender.flatMap { nameOwners[$0] }
             if subscription.rule.matches(signal, senderOwner: owner) {
-                subscription.continuation.yield(signal)
+                subscription.deliver(signal)
             }
         }
     }

@@ -16,6 +16,10 @@ import Testing
         #expect(address.devicePathComponent == "dev_00_11_22_33_44_55")
         #expect(BluetoothAddress(rawValue: 0x0011_2233_4455) == address)
         #expect(try BluetoothAddress("00:11:22:33:44:56") > address)
+        // Each byte is two upper-case digits, a leading zero kept.
+        #expect(BluetoothAddress(rawValue: 0x0A0B_C0D0_0E0F).description == "0A:0B:C0:D0:0E:0F")
+        #expect(BluetoothAddress(rawValue: 0).description == "00:00:00:00:00:00")
+        #expect(BluetoothAddress(rawValue: 0xFFFF_FFFF_FFFF).description == "FF:FF:FF:FF:FF:FF")
     }
 
     @Test func rejectsWhatIsNotAnAddress() {

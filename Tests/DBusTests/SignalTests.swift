@@ -1,4 +1,5 @@
 import DBus
+import Synchronization
 import Testing
 
 @Suite struct SignalTests {
@@ -35,6 +36,59 @@ import Testing
                 if received.count == 50 { break }
             }
             #expect(received == Array(0..<50))
+        }
+    }
+
+    @Test func aHandlerTakesMatchingSignalsInOrderUntilItsConsumerStops() async throws {
+        try await withBus { fixture in
+            let client = try await DBusConnection.connect(to: .address(fixture.bus.address))
+            let received = Mutex<[Int32]>([])
+            let rule = DBusMatchRule(path: "/test/emitter", interface: "org.systole.Test.Signals", member: "Beat")
+            let stream = try await client.signals(matching: rule) { signal in
+                if case .int32(let beat) = signal.arguments.first { received.withLock { $0.append(beat) } }
+            }
+            let consumer = Task {
+                var carried = 0
+                for try await _ in stream { carried += 1 }
+                return carried
+            }
+            func emit(_ beat: Int32, member: String = "Beat") throws {
+                try fixture.server.emit(
+                    path: "/test/emitter",
+                    interface: "org.systole.Test.Signals",
+                    member: member,
+                    arguments: [.int32(beat)]
+                )
+            }
+            for beat in Int32(0)..<50 {
+                try emit(beat)
+                try emit(-1, member: "Other")
+            }
+            for _ in 0..<200 where received.withLock({ $0.count }) < 50 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(received.withLock { $0 } == Array(0..<50))
+
+            // Once its consumer stops, the handler is called no more.
+            consumer.cancel()
+            #expect(try await consumer.value == 0)
+            try await Task.sleep(for: .milliseconds(100))
+            try emit(99)
+            // Round trips after the emit: the bus has routed the signal, and the client has read past it.
+            _ = try await fixture.server.nameOwner(of: fixture.server.uniqueName)
+            _ = try await client.nameOwner(of: fixture.server.uniqueName)
+            #expect(received.withLock { $0 } == Array(0..<50))
+
+            // Closing the connection ends a handler's stream too.
+            let second = try await client.signals(matching: rule) { _ in }
+            let ended = Atomic(false)
+            let waiter = Task {
+                do { for try await _ in second {} } catch {}
+                ended.store(true, ordering: .releasing)
+            }
+            client.close()
+            for _ in 0..<500 where !ended.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(10)) }
+            let didEnd = ended.load(ordering: .acquiring)
+            #expect(didEnd, "the stream should end when the connection closes")
+            waiter.cancel()
         }
     }
 
