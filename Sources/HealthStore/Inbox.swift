@@ -39,6 +39,9 @@ enum Inbox {
             try SQLiteHealthStore.insert(samples, workoutID: workoutID, cache: cache, db)
         }
         try db.cachedStatement(sql: "DELETE FROM inbox WHERE id <= ?").execute(arguments: [last])
+        // Our own deletion: without this the writer's cache took it for someone else's write and started empty at
+        // every commit after a move, looking up every device and growing series again.
+        cache?.noteOwnWrites(db)
     }
 
     // MARK: Packing

@@ -14,10 +14,16 @@ final class InsertCache: @unchecked Sendable {
     private(set) var series: [QuantitySeries.Appender.Key: QuantitySeries.Appender.Open] = [:]
     private var changesAfterLastCommit: Int?
     private var newestMinute: Int64?
+    /// How often `validate` found a write in between and started empty (for tests: the writer's own writes must
+    /// not count).
+    private(set) var invalidations = 0
 
     /// At the start of a transaction: forget everything if another write came in between.
     func validate(_ db: Database) {
-        if changesAfterLastCommit != db.totalChangesCount { forget() }
+        if let changes = changesAfterLastCommit, changes != db.totalChangesCount {
+            invalidations += 1
+            forget()
+        }
     }
 
     /// At the end of a transaction that is about to commit: remember what it wrote (`devices` is every device

@@ -389,6 +389,9 @@ public final class SQLiteHealthStore: HealthStore {
     /// Waits until every save so far is committed.
     public func flush() async throws { try await writer.flush() }
 
+    /// How often the writer found someone else's write between its transactions and forgot what it remembered.
+    var insertCacheInvalidations: Int { get async { await writer.cacheInvalidations } }
+
     // MARK: Access
 
     func write(_ doing: String, _ body: @Sendable @escaping (Database) throws -> Void) async throws(HealthStoreError) {
@@ -422,6 +425,7 @@ actor GroupCommitWriter {
     private var waiters: [CheckedContinuation<Void, any Error>] = []
     private var committing = false
     private let cache = InsertCache()
+    var cacheInvalidations: Int { cache.invalidations }
     /// Samples committed to the inbox and not yet folded.
     private var unfolded = 0
     /// The fold under way, if any.
