@@ -78,7 +78,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "systoled", dependencies: ["Daemon"]),
+        // glibc's <malloc.h>, which the Glibc module leaves out (systoled's single malloc arena).
+        .systemLibrary(name: "CMalloc"),
+        .executableTarget(name: "systoled", dependencies: ["Daemon", "CMalloc"]),
 
         // MARK: The `systole` command line: commands live in a library so tests drive them too.
         .target(
