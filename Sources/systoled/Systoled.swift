@@ -1,5 +1,5 @@
-import Daemon
 import CMalloc
+import Daemon
 
 /// The daemon's entry point; everything else is in the Daemon module, which tests build too.
 @main
