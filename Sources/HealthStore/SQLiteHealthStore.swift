@@ -26,6 +26,10 @@ public final class SQLiteHealthStore: HealthStore {
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            // 512 KiB of page cache per connection instead of SQLite's 2 MiB: the writer appends at the end of a
+            // few tables, and the kernel caches the file anyway. It was about 2 MiB of the daemon's memory with a
+            // hundred sensors, and made no difference to its CPU time that a benchmark could show.
+            try db.execute(sql: "PRAGMA cache_size = -512")
             if let maximumSize {
                 let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
                 try db.execute(sql: "PRAGMA max_page_count = \(max(1, maximumSize / pageSize))")
