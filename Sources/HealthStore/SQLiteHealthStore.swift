@@ -30,6 +30,10 @@ public final class SQLiteHealthStore: HealthStore {
             // few tables, and the kernel caches the file anyway. It was about 2 MiB of the daemon's memory with a
             // hundred sensors, and made no difference to its CPU time that a benchmark could show.
             try db.execute(sql: "PRAGMA cache_size = -512")
+            // Checkpoints run beside the writer (see Checkpointer). They cannot restart the log while commits keep
+            // coming, so SQLite's own, in the commit that passes this many pages (16 MiB), still runs now and then:
+            // by then the checkpointer has copied all but the last seconds, and it is short.
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = 4096")
             if let maximumSize {
                 let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
                 try db.execute(sql: "PRAGMA max_page_count = \(max(1, maximumSize / pageSize))")
@@ -42,7 +46,11 @@ public final class SQLiteHealthStore: HealthStore {
         } catch {
             throw HealthStoreError(error, path: path, doing: "opening the store")
         }
-        writer = GroupCommitWriter(pool: pool, path: path)
+        do {
+            writer = GroupCommitWriter(pool: pool, path: path, checkpointer: try Checkpointer(path: path))
+        } catch {
+            throw HealthStoreError(error, path: path, doing: "opening the store")
+        }
     }
 
     // MARK: Samples
@@ -396,6 +404,9 @@ public final class SQLiteHealthStore: HealthStore {
     /// How often the writer found someone else's write between its transactions and forgot what it remembered.
     var insertCacheInvalidations: Int { get async { await writer.cacheInvalidations } }
 
+    /// Waits for the checkpoint under way, if any (for tests).
+    func checkpointSettled() async { await writer.checkpointer.settled() }
+
     // MARK: Access
 
     func write(_ doing: String, _ body: @Sendable @escaping (Database) throws -> Void) async throws(HealthStoreError) {
@@ -430,14 +441,16 @@ actor GroupCommitWriter {
     private var committing = false
     private let cache = InsertCache()
     var cacheInvalidations: Int { cache.invalidations }
+    let checkpointer: Checkpointer
     /// Samples committed to the inbox and not yet folded.
     private var unfolded = 0
     /// The fold under way, if any.
     private var folding: Task<Void, any Error>?
 
-    init(pool: DatabasePool, path: String) {
+    init(pool: DatabasePool, path: String, checkpointer: Checkpointer) {
         self.pool = pool
         self.path = path
+        self.checkpointer = checkpointer
     }
 
     func write(_ samples: [Sample], workoutID: UUID?) async throws {
@@ -520,6 +533,8 @@ actor GroupCommitWriter {
         defer { if folding == task { folding = nil } }
         do {
             try await task.value
+            // A move writes a few thousand samples' pages: the time to copy the log into the file.
+            checkpointer.checkpointSoon()
         } catch {
             cache.forget()
             unfolded += count

@@ -54,4 +54,21 @@ import WorkoutKit
         let series = try await store.samples(of: .heartRate)
         #expect(series.map(\.count).sorted() == [8, 8, 8, 8])
     }
+
+    @Test func theLogIsCopiedIntoTheFileBesideTheWriterSoItStaysSmall() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let store = try folder.open()
+        // Twenty moves of the inbox (each a few hundred KiB of log), far below SQLite's own checkpoint at 64 MiB:
+        // only the checkpointer keeps the log from holding all of them.
+        for round in 0..<20 {
+            let batches = (0..<25).map { batch(at: Double(round * 25 + $0)) }
+            for samples in batches { try await store.save(samples, workoutID: nil) }
+            try await store.flush()
+            await store.checkpointSettled()
+        }
+        let log = try FileManager.default.attributesOfItem(atPath: folder.path + "-wal")[.size] as? Int ?? 0
+        #expect(log < 1 << 20, "the write-ahead log grew to \(log) bytes")
+        #expect(try await store.samples(of: .heartRate).map(\.count).reduce(0, +) == 20 * 25 * 4)
+    }
 }
