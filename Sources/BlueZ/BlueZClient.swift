@@ -263,8 +263,9 @@ public final class BlueZClient: Sendable {
     }
 
     /// Calls `handler` for every event at `pathPrefix` or below it (all events when nil), plus the service
-    /// started/stopped events, until the returned token is passed to ``removeSink(_:)``. The handler runs on the
-    /// client's signal task: keep it short.
+    /// started/stopped events, until the returned token is passed to ``removeSink(_:)``. The handler runs where
+    /// events happen: on the connection's loop thread, or on the task that follows bluetoothd's restarts (which
+    /// also applies the signals held while it reloaded the cache). Keep it short and never block.
     func addSink(pathPrefix: String?, _ handler: @escaping @Sendable (BlueZEvent) -> Void) -> UInt64 {
         state.withLock { state in
             state.nextSinkID += 1
@@ -291,7 +292,7 @@ public final class BlueZClient: Sendable {
     /// Events at `pathPrefix` or below (every event when nil), plus service started/stopped, that `isIncluded`
     /// accepts. The stream ends when the consumer stops iterating.
     ///
-    /// `isIncluded` runs on the client's signal task before the event is queued: with many sensors streaming,
+    /// `isIncluded` runs on the connection's loop thread before the event is queued: with many sensors streaming,
     /// leaving out the notifications a consumer does not want saves waking it for each of them.
     public func events(
         under pathPrefix: String? = nil,

@@ -75,7 +75,7 @@ public struct GattCharacteristic: Sendable, Hashable {
     }
 
     /// A notify session like ``notifications()``, except that each value goes to `onValue` as it arrives instead of
-    /// into the stream: in order, on the client's signal task (keep it short; do not block). The returned stream
+    /// into the stream: in order, on the connection's loop thread (keep it short; do not block). The returned stream
     /// carries no values; it ends, or throws, when the session does, and the session stops when its consumer
     /// stops iterating.
     ///

@@ -324,7 +324,7 @@ public final class HeartRateSensor: Sendable {
     }
 
     /// StartNotify on 0x2A37; pairs first when the sensor refuses an unpaired host. Each notification is handled
-    /// as it arrives, on the client's signal task (no task of our own to wake per notification); the stream only
+    /// as it arrives, on the connection's loop thread (no task of our own to wake per notification); the stream only
     /// says when the session ends.
     private func subscribe(
         _ measurement: GattCharacteristic,

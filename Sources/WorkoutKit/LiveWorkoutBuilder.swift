@@ -50,7 +50,10 @@ public actor LiveWorkoutBuilder {
     public private(set) var activities: [WorkoutActivity] = []
     private var finished = false
     /// Every quantity value collected, by type, to recompute statistics when pauses change.
-    private var values: [String: [Collected]] = [:]
+    /// Every quantity reading collected, by type, for recomputing the statistics when pauses change: the readings
+    /// and their type apart, since a reading is kept for the whole workout (a hundred sensors collect 24 000 a
+    /// minute) and a type is several times the size of one.
+    private var values: [String: (type: QuantityType, readings: [Collected])] = [:]
     private var statisticsByType: [String: Statistics] = [:]
     private var devices: [Device] = []
     /// Where each device with an address is in `devices`: every sample asks, and searching the list cost a
@@ -60,7 +63,6 @@ public actor LiveWorkoutBuilder {
     var journal: (@Sendable () async -> Void)?
 
     struct Collected: Hashable, Sendable {
-        var type: QuantityType
         var value: Double
         var count: Int
         var start: Date
@@ -101,14 +103,13 @@ public actor LiveWorkoutBuilder {
                 include(device: quantity.device)
                 guard let value = try? quantity.quantity.doubleValue(for: quantity.type.canonicalUnit) else { continue }
                 let collected = Collected(
-                    type: quantity.type,
                     value: value,
                     count: quantity.count,
                     start: quantity.startDate,
                     end: quantity.endDate
                 )
-                values[quantity.type.identifier, default: []].append(collected)
-                if counts(collected.start) { accumulate(collected) }
+                keep(collected, of: quantity.type)
+                if counts(collected.start) { accumulate(collected, of: quantity.type) }
             case .heartbeatSeries(let series):
                 include(device: series.device)
             }
@@ -258,11 +259,15 @@ public actor LiveWorkoutBuilder {
         return !pauseIntervals(until: .distantFuture).contains { date >= $0.start && date < $0.end }
     }
 
-    private func accumulate(_ collected: Collected) {
-        let key = collected.type.identifier
+    private func keep(_ collected: Collected, of type: QuantityType) {
+        values[type.identifier, default: (type, [])].readings.append(collected)
+    }
+
+    private func accumulate(_ collected: Collected, of type: QuantityType) {
+        let key = type.identifier
         var statistics =
             statisticsByType[key]
-            ?? Statistics(quantityType: collected.type, startDate: startDate ?? collected.start, endDate: collected.end)
+            ?? Statistics(quantityType: type, startDate: startDate ?? collected.start, endDate: collected.end)
         statistics.add(collected.value, count: collected.count, start: collected.start, end: collected.end)
         statistics.endDate = max(statistics.endDate, collected.end)
         statisticsByType[key] = statistics
@@ -270,7 +275,9 @@ public actor LiveWorkoutBuilder {
 
     private func recomputeStatistics() {
         statisticsByType = [:]
-        for collected in values.values.joined() where counts(collected.start) { accumulate(collected) }
+        for (type, readings) in values.values {
+            for collected in readings where counts(collected.start) { accumulate(collected, of: type) }
+        }
     }
 
     // MARK: Recovery
@@ -284,14 +291,9 @@ public actor LiveWorkoutBuilder {
         for case .quantity(let quantity) in samples {
             include(device: quantity.device)
             guard let value = try? quantity.quantity.doubleValue(for: quantity.type.canonicalUnit) else { continue }
-            values[quantity.type.identifier, default: []].append(
-                Collected(
-                    type: quantity.type,
-                    value: value,
-                    count: quantity.count,
-                    start: quantity.startDate,
-                    end: quantity.endDate
-                )
+            keep(
+                Collected(value: value, count: quantity.count, start: quantity.startDate, end: quantity.endDate),
+                of: quantity.type
             )
         }
         recomputeStatistics()
