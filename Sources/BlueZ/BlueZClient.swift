@@ -25,13 +25,8 @@ public final class BlueZClient: Sendable {
         var handlersByPath: [String: [@Sendable (BlueZEvent) -> Void]] = [:]
         var nextSinkID: UInt64 = 0
         var tasks: [Task<Void, Never>] = []
-        /// Reloads under way. Signals arriving meanwhile are held and applied, in order, once the new objects are
-        /// in place: applied at once, a change arriving after bluetoothd answered would be overwritten by its
-        /// older answer.
-        var reloads = 0
-        /// Whether held signals are being applied; later ones are held until they are all done, to keep order.
-        var replaying = false
-        var held: [DBusSignal] = []
+        /// Signals held while the cache is reloaded (see SignalHold).
+        var hold = SignalHold<DBusSignal>()
     }
     private struct Sink {
         var pathPrefix: String?
@@ -114,7 +109,7 @@ public final class BlueZClient: Sendable {
 
     /// Replaces the cache with bluetoothd's current objects (empty when it is not running).
     private func reload() async throws(DBusError) {
-        state.withLock { $0.reloads += 1 }
+        state.withLock { $0.hold.beginReload() }
         var objects: Objects = [:]
         var running = true
         do {
@@ -131,7 +126,7 @@ public final class BlueZClient: Sendable {
         } catch  where error.is(.serviceUnknown) || error.is(.nameHasNoOwner) {
             running = false
         } catch {
-            state.withLock { $0.reloads -= 1 }
+            state.withLock { $0.hold.endReload() }
             replayHeld()
             throw error
         }
@@ -139,38 +134,20 @@ public final class BlueZClient: Sendable {
             state.objects = objects
             if running && !state.serviceRunning { state.serviceGeneration += 1 }
             state.serviceRunning = running
-            state.reloads -= 1
+            state.hold.endReload()
         }
         replayHeld()
     }
 
     /// A signal from bluetoothd, on the connection's loop thread: applied now, or held while a reload is under way.
     private func take(_ signal: DBusSignal) {
-        let hold = state.withLock { state -> Bool in
-            guard state.reloads > 0 || state.replaying else { return false }
-            state.held.append(signal)
-            return true
-        }
-        if !hold { apply(signal) }
+        if state.withLock({ $0.hold.take(signal) }) { apply(signal) }
     }
 
-    /// Applies the signals held during reloads, once none is under way; signals arriving meanwhile join them. One
-    /// caller replays at a time (a second one finding a replay under way leaves its signals to it), to keep order.
+    /// Applies the signals held during reloads, once none is under way (one caller at a time, in order).
     private func replayHeld() {
-        var replaying = false
-        while true {
-            let batch = state.withLock { state -> [DBusSignal]? in
-                if !replaying && state.replaying { return nil }
-                guard state.reloads == 0, !state.held.isEmpty else {
-                    if replaying { state.replaying = false }
-                    return nil
-                }
-                state.replaying = true
-                defer { state.held = [] }
-                return state.held
-            }
-            guard let batch else { return }
-            replaying = true
+        var isReplayer = false
+        while let batch = state.withLock({ $0.hold.nextBatch(isReplayer: &isReplayer) }) {
             for signal in batch { apply(signal) }
         }
     }
