@@ -71,8 +71,7 @@ print(r["offeredPerSecond"], n["perSecond"], n["loss"], s["perSecond"], s["loss"
 fi
 
 source scripts/lib/release-build.sh
-BUILD_FLAGS=(-c debug)
-[ "$CONFIG" = release ] && BUILD_FLAGS=("${RELEASE_BUILD_FLAGS[@]}")
+build_flags "$CONFIG"
 for product in systole-sim systoled systole systole-sensor-ingest; do
   swift build "${BUILD_FLAGS[@]}" --product "$product" >&2
 done

@@ -36,8 +36,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 source scripts/lib/release-build.sh
-BUILD_FLAGS=(-c debug)
-[ "$CONFIG" = release ] && BUILD_FLAGS=("${RELEASE_BUILD_FLAGS[@]}")
+build_flags "$CONFIG"
 for product in systole-sim systoled systole; do swift build "${BUILD_FLAGS[@]}" --product "$product" >&2; done
 BIN=$(swift build "${BUILD_FLAGS[@]}" --show-bin-path)
 

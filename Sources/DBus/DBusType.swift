@@ -66,6 +66,28 @@ public enum DBusType: Hashable, Sendable, CustomStringConvertible {
         self = types[0]
     }
 
+    /// The type one type code stands for by itself (the basic types and variant), or nil for a container's code.
+    /// A message iterator reports type codes as these same characters.
+    static func single(code: UInt8) -> DBusType? {
+        switch code {
+        case UInt8(ascii: "y"): .byte
+        case UInt8(ascii: "b"): .boolean
+        case UInt8(ascii: "n"): .int16
+        case UInt8(ascii: "q"): .uint16
+        case UInt8(ascii: "i"): .int32
+        case UInt8(ascii: "u"): .uint32
+        case UInt8(ascii: "x"): .int64
+        case UInt8(ascii: "t"): .uint64
+        case UInt8(ascii: "d"): .double
+        case UInt8(ascii: "s"): .string
+        case UInt8(ascii: "o"): .objectPath
+        case UInt8(ascii: "g"): .signature
+        case UInt8(ascii: "h"): .unixFD
+        case UInt8(ascii: "v"): .variant
+        default: nil
+        }
+    }
+
     private static func parseOne(
         _ text: inout ArraySlice<UInt8>,
         depth: Int,
@@ -76,21 +98,8 @@ public enum DBusType: Hashable, Sendable, CustomStringConvertible {
         guard let code = text.popFirst() else {
             throw DBusError(.invalidSignature, "'\(whole)' ends in the middle of a type")
         }
+        if let type = single(code: code) { return type }
         switch code {
-        case UInt8(ascii: "y"): return .byte
-        case UInt8(ascii: "b"): return .boolean
-        case UInt8(ascii: "n"): return .int16
-        case UInt8(ascii: "q"): return .uint16
-        case UInt8(ascii: "i"): return .int32
-        case UInt8(ascii: "u"): return .uint32
-        case UInt8(ascii: "x"): return .int64
-        case UInt8(ascii: "t"): return .uint64
-        case UInt8(ascii: "d"): return .double
-        case UInt8(ascii: "s"): return .string
-        case UInt8(ascii: "o"): return .objectPath
-        case UInt8(ascii: "g"): return .signature
-        case UInt8(ascii: "h"): return .unixFD
-        case UInt8(ascii: "v"): return .variant
         case UInt8(ascii: "a"):
             if text.first == UInt8(ascii: "{") {
                 text.removeFirst()

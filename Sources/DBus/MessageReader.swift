@@ -71,7 +71,8 @@ enum MessageReader {
         // The iterator tells a basic or variant element type by its code; only containers need the signature,
         // which libdbus copies into a fresh allocation (and parsing it makes more). Property maps are most of
         // those, so `a{sv}` skips the parser.
-        if let element = simpleType(dbus_message_iter_get_element_type(&iterator)) { return element }
+        let code = dbus_message_iter_get_element_type(&iterator)
+        if let code = UInt8(exactly: code), let element = DBusType.single(code: code) { return element }
         guard let raw = dbus_message_iter_get_signature(&iterator) else {
             throw DBusError(.noMemory, "out of memory reading a signature")
         }
@@ -82,27 +83,6 @@ enum MessageReader {
             throw DBusError(.invalidSignature, "array iterator reported '\(arrayType.signature)'")
         }
         return element
-    }
-
-    /// The type of a type code that is a complete type by itself (basic types and variant), else nil.
-    private static func simpleType(_ code: Int32) -> DBusType? {
-        switch code {
-        case CDBUS_TYPE_BYTE: .byte
-        case CDBUS_TYPE_BOOLEAN: .boolean
-        case CDBUS_TYPE_INT16: .int16
-        case CDBUS_TYPE_UINT16: .uint16
-        case CDBUS_TYPE_INT32: .int32
-        case CDBUS_TYPE_UINT32: .uint32
-        case CDBUS_TYPE_INT64: .int64
-        case CDBUS_TYPE_UINT64: .uint64
-        case CDBUS_TYPE_DOUBLE: .double
-        case CDBUS_TYPE_STRING: .string
-        case CDBUS_TYPE_OBJECT_PATH: .objectPath
-        case CDBUS_TYPE_SIGNATURE: .signature
-        case CDBUS_TYPE_UNIX_FD: .unixFD
-        case CDBUS_TYPE_VARIANT: .variant
-        default: nil
-        }
     }
 
     private static func basic<T>(_ iterator: inout DBusMessageIter, _: T.Type) -> T {

@@ -126,14 +126,8 @@ enum LiveLogLine {
         line.append(" state=")
         line.append(snapshot.stateName)
         if snapshot.workoutID != nil {
-            // As `formatElapsed` writes it: hh:mm:ss, hours growing past two digits.
-            let total = Int(max(0, snapshot.elapsed.isFinite ? snapshot.elapsed : 0))
             line.append(" elapsed=")
-            line.decimal(total / 3600, digits: 2)
-            line.append(":")
-            line.decimal(total / 60 % 60, digits: 2)
-            line.append(":")
-            line.decimal(total % 60, digits: 2)
+            line.append(formatElapsed(snapshot.elapsed))
         }
         return line.string
     }

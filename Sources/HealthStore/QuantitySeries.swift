@@ -20,7 +20,8 @@ public struct SeriesQuantity: Hashable, Sendable {
 ///
 /// A growing series is not rewritten by each transaction that extends it: the readings a transaction adds go
 /// into a row of their own in `quantitySeriesChunk` (rewriting the packed readings of every touched series wrote a
-/// page per sensor each time). Once its minute is over, the writer folds a series' chunks back into its `quantitySeries` row.
+/// page per sensor each time). Once its minute is over, the writer folds a series' chunks back into its
+/// `quantitySeries` row.
 ///
 /// A series never crosses a minute boundary, so it never crosses a roll-up bucket either, and statistics over
 /// any range can take whole series inside it and unpack only the minutes at its two ends.

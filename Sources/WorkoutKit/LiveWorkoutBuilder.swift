@@ -49,7 +49,6 @@ public actor LiveWorkoutBuilder {
     public private(set) var metadata: [String: MetadataValue] = [:]
     public private(set) var activities: [WorkoutActivity] = []
     private var finished = false
-    /// Every quantity value collected, by type, to recompute statistics when pauses change.
     /// Every quantity reading collected, by type, for recomputing the statistics when pauses change: the readings
     /// and their type apart, since a reading is kept for the whole workout (a hundred sensors collect 24 000 a
     /// minute) and a type is several times the size of one.
@@ -67,6 +66,15 @@ public actor LiveWorkoutBuilder {
         var count: Int
         var start: Date
         var end: Date
+
+        /// The sample in its type's canonical unit; nil when it cannot be converted.
+        init?(_ sample: QuantitySample) {
+            guard let value = try? sample.quantity.doubleValue(for: sample.type.canonicalUnit) else { return nil }
+            self.value = value
+            count = sample.count
+            start = sample.startDate
+            end = sample.endDate
+        }
     }
 
     init(workoutID: UUID = UUID(), configuration: WorkoutConfiguration, store: (any HealthStore)?) {
@@ -101,13 +109,7 @@ public actor LiveWorkoutBuilder {
             switch sample {
             case .quantity(let quantity):
                 include(device: quantity.device)
-                guard let value = try? quantity.quantity.doubleValue(for: quantity.type.canonicalUnit) else { continue }
-                let collected = Collected(
-                    value: value,
-                    count: quantity.count,
-                    start: quantity.startDate,
-                    end: quantity.endDate
-                )
+                guard let collected = Collected(quantity) else { continue }
                 keep(collected, of: quantity.type)
                 if counts(collected.start) { accumulate(collected, of: quantity.type) }
             case .heartbeatSeries(let series):
@@ -290,11 +292,8 @@ public actor LiveWorkoutBuilder {
         activities = journal.activities + (journal.currentActivity.map { [$0] } ?? [])
         for case .quantity(let quantity) in samples {
             include(device: quantity.device)
-            guard let value = try? quantity.quantity.doubleValue(for: quantity.type.canonicalUnit) else { continue }
-            keep(
-                Collected(value: value, count: quantity.count, start: quantity.startDate, end: quantity.endDate),
-                of: quantity.type
-            )
+            guard let collected = Collected(quantity) else { continue }
+            keep(collected, of: quantity.type)
         }
         recomputeStatistics()
     }
