@@ -41,7 +41,9 @@ public actor LiveWorkoutBuilder {
     /// Builder events; iterate from one task.
     public nonisolated let events: AsyncStream<LiveWorkoutBuilderEvent>
     private let continuation: AsyncStream<LiveWorkoutBuilderEvent>.Continuation
-    let store: (any HealthStore)?
+    /// Where samples go as they arrive, and where statistics are recomputed from when a pause or the end is set
+    /// before samples already collected. Without a store given, one in memory.
+    let store: any HealthStore
 
     public private(set) var startDate: Date?
     public private(set) var endDate: Date?
@@ -49,11 +51,19 @@ public actor LiveWorkoutBuilder {
     public private(set) var metadata: [String: MetadataValue] = [:]
     public private(set) var activities: [WorkoutActivity] = []
     private var finished = false
-    /// Every quantity reading collected, by type, for recomputing the statistics when pauses change: the readings
-    /// and their type apart, since a reading is kept for the whole workout (a hundred sensors collect 24 000 a
-    /// minute) and a type is several times the size of one.
-    private var values: [String: (type: QuantityType, readings: [Collected])] = [:]
     private var statisticsByType: [String: Statistics] = [:]
+    /// The latest start of a quantity sample collected so far (counted or not). Pauses and an end set after it
+    /// change nothing collected, so the statistics stay as they are; one set at or before it means recomputing
+    /// them from the store. Readings are not kept here: a hundred sensors collect 24 000 a minute.
+    private var latestSampleStart: Date?
+    /// The recomputation under way, and whether another was asked for since it began.
+    private var recomputation: Task<Void, Never>?
+    private var recomputationRequested = false
+    /// Samples counted while a recomputation reads the store, by identifier: the store may or may not have them
+    /// yet when it answers, and each must count once.
+    private var countedDuringRecomputation: [UUID: (type: QuantityType, reading: Collected)]?
+    /// Why the last recomputation failed, while its statistics are out of date; finishing tries once more.
+    private var recomputationError: (any Error)?
     private var devices: [Device] = []
     /// Where each device with an address is in `devices`: every sample asks, and searching the list cost a
     /// comparison per sensor per sample (a tenth of a workout's work with a hundred sensors).
@@ -80,7 +90,7 @@ public actor LiveWorkoutBuilder {
     init(workoutID: UUID = UUID(), configuration: WorkoutConfiguration, store: (any HealthStore)?) {
         self.workoutID = workoutID
         self.configuration = configuration
-        self.store = store
+        self.store = store ?? InMemoryHealthStore()
         (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1024))
     }
 
@@ -102,7 +112,7 @@ public actor LiveWorkoutBuilder {
         guard startDate != nil else { throw LiveWorkoutBuilderError.notCollecting }
         guard endDate == nil else { throw LiveWorkoutBuilderError.collectionEnded }
         guard !samples.isEmpty else { return }
-        try await store?.save(samples, workoutID: workoutID)
+        try await store.save(samples, workoutID: workoutID)
         var types = Set<SampleType>()
         for sample in samples {
             types.insert(sample.sampleType)
@@ -110,8 +120,10 @@ public actor LiveWorkoutBuilder {
             case .quantity(let quantity):
                 include(device: quantity.device)
                 guard let collected = Collected(quantity) else { continue }
-                keep(collected, of: quantity.type)
-                if counts(collected.start) { accumulate(collected, of: quantity.type) }
+                latestSampleStart = max(latestSampleStart ?? collected.start, collected.start)
+                guard counts(collected.start) else { continue }
+                accumulate(collected, of: quantity.type)
+                countedDuringRecomputation?[quantity.id] = (quantity.type, collected)
             case .heartbeatSeries(let series):
                 include(device: series.device)
             }
@@ -155,7 +167,11 @@ public actor LiveWorkoutBuilder {
         }
         workoutEvents += events
         workoutEvents.sort { $0.startDate < $1.startDate }
-        if events.contains(where: { $0.type == .pause || $0.type == .resume }) { recomputeStatistics() }
+        // Whether a sample counts depends only on the pauses and resumes at or before its start.
+        let earliestChange = events.filter { $0.type == .pause || $0.type == .resume }.map(\.startDate).min()
+        if let earliestChange, let latestSampleStart, earliestChange <= latestSampleStart {
+            await recomputeStatistics()
+        }
         for event in events { continuation.yield(.collectedEvent(event)) }
         await journal?()
     }
@@ -179,7 +195,7 @@ public actor LiveWorkoutBuilder {
         guard startDate != nil else { throw .notCollecting }
         guard endDate == nil else { throw .collectionEnded }
         endDate = date
-        recomputeStatistics()
+        if let latestSampleStart, date <= latestSampleStart { await recomputeStatistics() }
         await journal?()
     }
 
@@ -187,6 +203,10 @@ public actor LiveWorkoutBuilder {
     public func finishWorkout() async throws -> Workout {
         guard !finished else { throw LiveWorkoutBuilderError.finished }
         guard let startDate, let endDate else { throw LiveWorkoutBuilderError.collectionNotEnded }
+        if recomputationError != nil {
+            await recomputeStatistics()
+            if let recomputationError { throw recomputationError }
+        }
         let workout = Workout(
             id: workoutID,
             configuration: configuration,
@@ -199,7 +219,7 @@ public actor LiveWorkoutBuilder {
             statistics: statisticsByType,
             devices: devices
         )
-        try await store?.saveFinished(workout)
+        try await store.saveFinished(workout)
         finished = true
         continuation.finish()
         await journal?()
@@ -209,7 +229,7 @@ public actor LiveWorkoutBuilder {
     /// Drops the workout and the samples collected for it.
     public func discardWorkout() async throws {
         guard !finished else { throw LiveWorkoutBuilderError.finished }
-        try await store?.deleteSamples(ofWorkout: workoutID)
+        try await store.deleteSamples(ofWorkout: workoutID)
         finished = true
         continuation.finish()
         await journal?()
@@ -261,10 +281,6 @@ public actor LiveWorkoutBuilder {
         return !pauseIntervals(until: .distantFuture).contains { date >= $0.start && date < $0.end }
     }
 
-    private func keep(_ collected: Collected, of type: QuantityType) {
-        values[type.identifier, default: (type, [])].readings.append(collected)
-    }
-
     private func accumulate(_ collected: Collected, of type: QuantityType) {
         let key = type.identifier
         var statistics =
@@ -275,10 +291,47 @@ public actor LiveWorkoutBuilder {
         statisticsByType[key] = statistics
     }
 
-    private func recomputeStatistics() {
+    /// Recomputes the statistics from the workout's samples in the store, after the pauses or the end changed
+    /// which of them count. Returns once a recomputation that began after the call has ended. Samples keep
+    /// arriving meanwhile: those counted while the store is read are added to its result unless it has them.
+    private func recomputeStatistics() async {
+        recomputationRequested = true
+        while recomputationRequested || recomputation != nil {
+            if let running = recomputation {
+                await running.value
+                continue
+            }
+            recomputationRequested = false
+            countedDuringRecomputation = [:]
+            recomputation = Task {
+                do {
+                    self.finishRecomputation(.success(try await self.store.samples(ofWorkout: self.workoutID)))
+                } catch {
+                    self.finishRecomputation(.failure(error))
+                }
+            }
+        }
+    }
+
+    private func finishRecomputation(_ result: Result<[Sample], any Error>) {
+        defer {
+            countedDuringRecomputation = nil
+            recomputation = nil
+        }
+        guard case .success(let samples) = result else {
+            if case .failure(let error) = result { recomputationError = error }
+            return
+        }
+        recomputationError = nil
+        var stored = Set<UUID>()
         statisticsByType = [:]
-        for (type, readings) in values.values {
-            for collected in readings where counts(collected.start) { accumulate(collected, of: type) }
+        for case .quantity(let quantity) in samples {
+            stored.insert(quantity.id)
+            guard let collected = Collected(quantity), counts(collected.start) else { continue }
+            accumulate(collected, of: quantity.type)
+        }
+        for (id, counted) in countedDuringRecomputation ?? [:] where !stored.contains(id) {
+            accumulate(counted.reading, of: counted.type)
         }
     }
 
@@ -293,8 +346,8 @@ public actor LiveWorkoutBuilder {
         for case .quantity(let quantity) in samples {
             include(device: quantity.device)
             guard let collected = Collected(quantity) else { continue }
-            keep(collected, of: quantity.type)
+            latestSampleStart = max(latestSampleStart ?? collected.start, collected.start)
+            if counts(collected.start) { accumulate(collected, of: quantity.type) }
         }
-        recomputeStatistics()
     }
 }
