@@ -406,6 +406,8 @@ public final class SQLiteHealthStore: HealthStore {
 
     /// Waits for the checkpoint under way, if any (for tests).
     func checkpointSettled() async { await writer.checkpointer.settled() }
+    /// Waits for a fold the writer started on its own (tests only).
+    func foldSettled() async { await writer.foldSettled() }
 
     // MARK: Access
 
@@ -430,14 +432,17 @@ public final class SQLiteHealthStore: HealthStore {
 }
 
 /// Commits samples that arrive close together in one transaction, and answers each caller once its samples are
-/// committed. A save commits at once when no commit is under way; saves that arrive during one wait for it and
-/// then share the next. So a lone save waits for nothing, and under load each commit takes everything that came
-/// in while the last one ran. Commits run on GRDB's writer queue, never blocking the Swift concurrency pool.
+/// committed. A save commits at once when no commit is under way; saves that arrive during one wait for it, and
+/// the first of them then commits for all (its own and theirs). So a lone save waits for nothing, and under load
+/// each commit takes everything that came in while the last one ran. Commits run in the caller's task (no task of
+/// their own, so no thread is woken for one) and on GRDB's writer queue, never blocking the Swift concurrency pool.
 actor GroupCommitWriter {
     private let pool: DatabasePool
     private let path: String
     private var pending: [(samples: [Sample], workoutID: UUID?)] = []
-    private var waiters: [CheckedContinuation<Void, any Error>] = []
+    /// Callers waiting for the commit under way to end: each is answered with its commit's result, or told to
+    /// commit (`nil`) when it is the first of them.
+    private var waiters: [CheckedContinuation<Result<Void, any Error>?, Never>] = []
     private var committing = false
     private let cache = InsertCache()
     var cacheInvalidations: Int { cache.invalidations }
@@ -454,64 +459,80 @@ actor GroupCommitWriter {
     }
 
     func write(_ samples: [Sample], workoutID: UUID?) async throws {
-        try await withCheckedThrowingContinuation { continuation in
-            pending.append((samples, workoutID))
-            waiters.append(continuation)
-            if !committing { commit() }
-        }
+        pending.append((samples, workoutID))
+        try await commitPending().get()
     }
 
     /// Waits until everything saved so far is committed and in its table.
     func flush() async throws {
-        if committing || !pending.isEmpty {
-            // Answered with the commit after the one under way, which takes everything pending now.
-            try await withCheckedThrowingContinuation { continuation in
-                waiters.append(continuation)
-                if !committing { commit() }
-            }
-        }
+        try await commitPending().get()
         try await fold()
     }
 
-    private func commit() {
+    /// Commits everything pending now, together with whatever else is pending when the commit under way (if any)
+    /// ends, and returns that commit's result.
+    private func commitPending() async -> Result<Void, any Error> {
+        if committing {
+            let answer = await withCheckedContinuation { waiters.append($0) }
+            if let answer { return answer }
+            // The commit under way ended and this caller is the first waiting: it commits for everyone waiting.
+        }
         committing = true
         let batch = pending
         let waiting = waiters
         pending = []
         waiters = []
-        let pool = pool
-        let path = path
-        let cache = cache
-        Task {
-            var result: Result<Void, any Error> = .success(())
-            if batch.contains(where: { !$0.samples.isEmpty }) {
-                do {
-                    try await pool.writeWithoutTransaction { db in
-                        try Self.transaction(db) {
-                            cache.validate(db)
-                            // One inbox row per workout.
-                            var index = batch.startIndex
-                            while index < batch.endIndex {
-                                let workoutID = batch[index].workoutID
-                                var samples: [Sample] = []
-                                while index < batch.endIndex, batch[index].workoutID == workoutID {
-                                    samples += batch[index].samples
-                                    index += 1
-                                }
-                                try Inbox.append(samples, workoutID: workoutID, db)
-                            }
-                            cache.noteOwnWrites(db)
+        let count = batch.reduce(0) { $0 + $1.samples.count }
+        let result = await Self.commit(batch, pool: pool, path: path, cache: cache)
+        for waiter in waiting { waiter.resume(returning: result) }
+        if case .success = result { unfolded += count }
+        // A fold takes a few milliseconds per thousand samples: now and then, beside the commits, not in one.
+        if unfolded >= Self.foldThreshold, folding == nil { Task { try? await self.fold() } }
+        if waiters.isEmpty {
+            committing = false
+        } else {
+            // Saves arrived during this commit: the first of them commits next, for all of them.
+            waiters.removeFirst().resume(returning: nil)
+        }
+        return result
+    }
+
+    /// Appends `batch` to the inbox in one transaction (one row per workout).
+    private static func commit(
+        _ batch: [(samples: [Sample], workoutID: UUID?)],
+        pool: DatabasePool,
+        path: String,
+        cache: InsertCache
+    ) async -> Result<Void, any Error> {
+        guard batch.contains(where: { !$0.samples.isEmpty }) else { return .success(()) }
+        do {
+            try await pool.writeWithoutTransaction { db in
+                try transaction(db) {
+                    cache.validate(db)
+                    var index = batch.startIndex
+                    while index < batch.endIndex {
+                        let workoutID = batch[index].workoutID
+                        var samples: [Sample] = []
+                        while index < batch.endIndex, batch[index].workoutID == workoutID {
+                            samples += batch[index].samples
+                            index += 1
                         }
+                        try Inbox.append(samples, workoutID: workoutID, db)
                     }
-                } catch {
-                    cache.forget()
-                    let count = batch.reduce(0) { $0 + $1.samples.count }
-                    result = .failure(HealthStoreError(error, path: path, doing: "saving \(count) samples"))
+                    cache.noteOwnWrites(db)
                 }
             }
-            for waiter in waiting { waiter.resume(with: result) }
-            await self.committed(batch.reduce(0) { $0 + $1.samples.count }, result)
+            return .success(())
+        } catch {
+            cache.forget()
+            let count = batch.reduce(0) { $0 + $1.samples.count }
+            return .failure(HealthStoreError(error, path: path, doing: "saving \(count) samples"))
         }
+    }
+
+    /// Waits for the fold under way, if any (tests only).
+    func foldSettled() async {
+        while let folding { _ = try? await folding.value }
     }
 
     /// Folds the inbox into the sample tables (see ``Inbox``).
@@ -559,14 +580,6 @@ actor GroupCommitWriter {
             if db.isInsideTransaction { try? db.execute(sql: "ROLLBACK TRANSACTION") }
             throw error
         }
-    }
-
-    private func committed(_ count: Int, _ result: Result<Void, any Error>) async {
-        if case .success = result { unfolded += count }
-        // A fold takes a few milliseconds per thousand samples: now and then, between commits, not in one.
-        if unfolded >= Self.foldThreshold { try? await fold() }
-        committing = false
-        if !waiters.isEmpty { commit() }
     }
 
     /// Samples the inbox may hold before they are folded: about five seconds of a hundred sensors at 4 Hz.
