@@ -118,6 +118,7 @@ final class LoopThread: @unchecked Sendable {
 
     private func threadMain(_ open: @Sendable (LoopThread) -> OpaquePointer?) {
         defer { endQueue() }
+        nameCurrentThread("dbus-loop")
         guard let connection = open(self) else { return }
         self.connection = connection
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -280,4 +281,14 @@ final class LoopThread: @unchecked Sendable {
         for token in due.keys { deadlines[token] = nil }
         for (_, entry) in due.sorted(by: { $0.key < $1.key }) { entry.action() }
     }
+}
+
+/// Names the calling thread for ps, top and perf (otherwise it has the name of the thread that started it); the
+/// daemon names its workout thread with it too.
+/// Through /proc: Glibc's module leaves out pthread_setname_np.
+public func nameCurrentThread(_ name: String) {
+    let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+    guard fd >= 0 else { return }
+    _ = name.utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count - 1) }
+    close(fd)
 }

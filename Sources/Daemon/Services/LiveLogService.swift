@@ -36,23 +36,27 @@ final class LiveLogService: Service, Sendable {
     func run() async throws {
         let readings = workouts.recorded.subscribe()
         let lastLine = LastTime()
-        await cancelWhenGracefulShutdown {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for await batch in readings {
-                        self.write(batch.map { ($0.0.reading.receivedDate, $0.0, $0.1) })
-                        await lastLine.set(.now)
+        // On the thread that records the readings: a batch's lines are written right after its commit, without
+        // waking a thread of their own.
+        await withTaskExecutorPreference(WorkoutThread.shared) {
+            await cancelWhenGracefulShutdown {
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for await batch in readings {
+                            self.write(batch.map { ($0.0.reading.receivedDate, $0.0, $0.1) })
+                            await lastLine.set(.now)
+                        }
                     }
-                }
-                group.addTask {
-                    while !Task.isCancelled {
-                        try? await Task.sleep(for: Self.quietInterval)
-                        let snapshot = await self.workouts.snapshot
-                        guard snapshot.state == .running || snapshot.state == .paused,
-                            await lastLine.age > Self.quietInterval
-                        else { continue }
-                        self.write([(Date(), nil, snapshot)])
-                        await lastLine.set(.now)
+                    group.addTask {
+                        while !Task.isCancelled {
+                            try? await Task.sleep(for: Self.quietInterval)
+                            let snapshot = await self.workouts.snapshot
+                            guard snapshot.state == .running || snapshot.state == .paused,
+                                await lastLine.age > Self.quietInterval
+                            else { continue }
+                            self.write([(Date(), nil, snapshot)])
+                            await lastLine.set(.now)
+                        }
                     }
                 }
             }

@@ -109,10 +109,12 @@ actor WorkoutManager: Service {
     func run() async throws {
         let readings = sensors.readings.subscribeBatches()
         try await recover()
-        await cancelWhenGracefulShutdown {
-            // Everything that arrived while the last batch was being committed goes into the next commit.
-            while let batch = await readings.next() {
-                await self.receive(batch)
+        await withTaskExecutorPreference(WorkoutThread.shared) {
+            await cancelWhenGracefulShutdown {
+                // Everything that arrived while the last batch was being committed goes into the next commit.
+                while let batch = await readings.next() {
+                    await self.receive(batch)
+                }
             }
         }
         // The workout stays journaled: the next start recovers it. What was collected is committed first.
