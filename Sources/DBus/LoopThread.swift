@@ -28,6 +28,11 @@ final class LoopThread: @unchecked Sendable {
     private var deadlines: [UInt64: (instant: ContinuousClock.Instant, action: @Sendable () -> Void)] = [:]
     private var nextDeadline: UInt64 = 0
     private var running = true
+    /// Set while `dispatchAll` runs, with what to do after it (loop thread only).
+    private var dispatching = false
+    private var endOfDispatch: [() -> Void] = []
+    /// The loop thread, once started.
+    private var thread = pthread_t()
     private var connection: OpaquePointer?
     /// The least time between two reads of the bus (zero: read as soon as data arrives).
     private let coalescing: Duration
@@ -119,6 +124,7 @@ final class LoopThread: @unchecked Sendable {
     private func threadMain(_ open: @Sendable (LoopThread) -> OpaquePointer?) {
         defer { endQueue() }
         nameCurrentThread("dbus-loop")
+        thread = pthread_self()
         guard let connection = open(self) else { return }
         self.connection = connection
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -251,9 +257,25 @@ final class LoopThread: @unchecked Sendable {
 
     /// Handles every message already read (the whole backlog per wakeup, not one message per wakeup).
     private func dispatchAll(_ connection: OpaquePointer) {
+        dispatching = true
         while dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS {
             dbus_connection_dispatch(connection)
         }
+        dispatching = false
+        while !endOfDispatch.isEmpty {
+            let actions = endOfDispatch
+            endOfDispatch = []
+            for action in actions { action() }
+        }
+    }
+
+    /// Runs `action` once the messages being dispatched now are all dispatched, and returns true, when called
+    /// from a handler the loop is dispatching a message to; otherwise does nothing and returns false. For
+    /// consumers that want a wakeup's messages handed on together rather than one at a time.
+    func atEndOfDispatch(_ action: @escaping () -> Void) -> Bool {
+        guard dispatching, pthread_equal(pthread_self(), thread) != 0 else { return false }
+        endOfDispatch.append(action)
+        return true
     }
 
     private func nextTimeoutMilliseconds() -> Int32 {

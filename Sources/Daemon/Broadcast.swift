@@ -3,7 +3,8 @@ import Synchronization
 /// Hands every published value to every current subscriber (each has its own buffer), so one sensor reading
 /// reaches the workout, the live log and the D-Bus properties alike.
 final class Broadcast<Value: Sendable>: Sendable {
-    private let subscribers = Mutex<[Int: @Sendable (Value?) -> Void]>([:])
+    /// Each subscriber takes a batch of values, or nil at the end.
+    private let subscribers = Mutex<[Int: @Sendable ([Value]?) -> Void]>([:])
     private let nextID = Atomic<Int>(0)
 
     /// A stream of everything published from now on; it ends when the consumer stops iterating.
@@ -14,8 +15,9 @@ final class Broadcast<Value: Sendable>: Sendable {
             _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
         }
         subscribers.withLock {
-            $0[id] = { value in
-                if let value { continuation.yield(value) } else { continuation.finish() }
+            $0[id] = { values in
+                guard let values else { return continuation.finish() }
+                for value in values { continuation.yield(value) }
             }
         }
         return stream
@@ -29,15 +31,19 @@ final class Broadcast<Value: Sendable>: Sendable {
             _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
         }
         subscribers.withLock {
-            $0[id] = { value in
-                if let value { mailbox.put(value) } else { mailbox.finish() }
+            $0[id] = { values in
+                if let values { mailbox.put(contentsOf: values) } else { mailbox.finish() }
             }
         }
         return mailbox
     }
 
-    func publish(_ value: Value) {
-        for deliver in subscribers.withLock({ Array($0.values) }) { deliver(value) }
+    func publish(_ value: Value) { publish(contentsOf: [value]) }
+
+    /// Publishes `values` together: a batch subscriber gets them in one batch.
+    func publish(contentsOf values: [Value]) {
+        guard !values.isEmpty else { return }
+        for deliver in subscribers.withLock({ Array($0.values) }) { deliver(values) }
     }
 
     /// Ends every subscriber's stream.

@@ -17,10 +17,14 @@ final class Mailbox<Value: Sendable>: Sendable {
         self.onEnd = onEnd
     }
 
-    func put(_ value: Value) {
+    func put(_ value: Value) { put(contentsOf: CollectionOfOne(value)) }
+
+    /// Adds `values` at once: a waiting consumer gets them in one batch.
+    func put(contentsOf values: some Collection<Value>) {
+        guard !values.isEmpty else { return }
         let handOver = state.withLock { state -> (CheckedContinuation<[Value]?, Never>, [Value])? in
             guard !state.finished else { return nil }
-            state.values.append(value)
+            state.values.append(contentsOf: values)
             if state.values.count > limit { state.values.removeFirst(state.values.count - limit) }
             guard let waiter = state.waiter else { return nil }
             state.waiter = nil

@@ -19,6 +19,21 @@ import Testing
         #expect(await mailbox.next() == nil)
     }
 
+    @Test func valuesPublishedTogetherReachAWaitingConsumerInOneBatchAndStreamsOneByOne() async {
+        let broadcast = Broadcast<Int>()
+        let mailbox = broadcast.subscribeBatches()
+        let stream = broadcast.subscribe()
+        let waiting = Task { await mailbox.next() }
+        // Let the consumer wait first: a single put would then be handed over alone.
+        for _ in 0..<100 { await Task.yield() }
+        broadcast.publish(contentsOf: [1, 2, 3])
+        #expect(await waiting.value == [1, 2, 3])
+        broadcast.finish()
+        var streamed: [Int] = []
+        for await value in stream { streamed.append(value) }
+        #expect(streamed == [1, 2, 3])
+    }
+
     @Test func aFullMailboxDropsTheOldest() async {
         let mailbox = Mailbox<Int>(limit: 3)
         for value in 0..<10 { mailbox.put(value) }

@@ -40,6 +40,8 @@ final class SensorManager: Service, Sendable {
     private let options: HeartRateSensor.Options
     private let statuses: Mutex<[Int: SensorStatus]>
     private let agent = PairingAgent()
+    /// Readings of the current bus wakeup not yet published (nil: none).
+    private let heldReadings = Mutex<[DaemonReading]?>(nil)
 
     private let logger: Logger
 
@@ -132,7 +134,7 @@ final class SensorManager: Service, Sendable {
         }
         if case .reading(let reading) = event {
             let status = statuses.withLock { $0[index] }
-            readings.publish(
+            publish(
                 DaemonReading(
                     reading: reading,
                     name: status?.name,
@@ -141,6 +143,30 @@ final class SensorManager: Service, Sendable {
                 )
             )
         }
+    }
+
+    /// Publishes a reading with the others of the same bus wakeup: they arrive on the bus's loop thread one
+    /// notification at a time, and handing on the first at once woke the workout for it alone, so a tick's
+    /// readings took two or three commits instead of one. Outside the loop's dispatch it goes at once.
+    private func publish(_ reading: DaemonReading) {
+        let first = heldReadings.withLock { held -> Bool in
+            if held == nil {
+                held = [reading]
+                return true
+            }
+            held!.append(reading)
+            return false
+        }
+        guard first else { return }
+        if !client.connection.atEndOfDispatch({ self.publishHeldReadings() }) { publishHeldReadings() }
+    }
+
+    private func publishHeldReadings() {
+        let batch = heldReadings.withLock { held in
+            defer { held = nil }
+            return held ?? []
+        }
+        readings.publish(contentsOf: batch)
     }
 
     private func update(_ index: Int, _ change: (inout SensorStatus) -> Void) {
