@@ -3,24 +3,24 @@ import Synchronization
 import Testing
 
 @Suite struct SignalTests {
+    /// Emits the test signal `member` (Beat, or another) from /test/emitter with `beat` as its argument.
+    func emit(_ beat: Int32, member: String = "Beat", from server: DBusConnection) throws {
+        try server.emit(
+            path: "/test/emitter",
+            interface: "org.systole.Test.Signals",
+            member: member,
+            arguments: [.int32(beat)]
+        )
+    }
+
     @Test func subscribersReceiveMatchingSignalsInOrder() async throws {
         try await withBus { fixture in
             let rule = DBusMatchRule(path: "/test/emitter", interface: "org.systole.Test.Signals", member: "Beat")
             let stream = try await fixture.client.signals(matching: rule)
             for beat in Int32(0)..<50 {
-                try fixture.server.emit(
-                    path: "/test/emitter",
-                    interface: "org.systole.Test.Signals",
-                    member: "Beat",
-                    arguments: [.int32(beat)]
-                )
+                try emit(beat, from: fixture.server)
                 // Not matched: another member and another path.
-                try fixture.server.emit(
-                    path: "/test/emitter",
-                    interface: "org.systole.Test.Signals",
-                    member: "Other",
-                    arguments: [.int32(-1)]
-                )
+                try emit(-1, member: "Other", from: fixture.server)
                 try fixture.server.emit(
                     path: "/test/elsewhere",
                     interface: "org.systole.Test.Signals",
@@ -70,14 +70,7 @@ import Testing
             // Not from a handler: nothing is scheduled.
             #expect(!client.atEndOfDispatch {})
 
-            for beat in Int32(0)..<50 {
-                try fixture.server.emit(
-                    path: "/test/emitter",
-                    interface: "org.systole.Test.Signals",
-                    member: "Beat",
-                    arguments: [.int32(beat)]
-                )
-            }
+            for beat in Int32(0)..<50 { try emit(beat, from: fixture.server) }
             for _ in 0..<300 where seen.withLock({ $0.batches.reduce(0, +) }) < 50 {
                 try await Task.sleep(for: .milliseconds(10))
             }
@@ -101,17 +94,9 @@ import Testing
                 for try await _ in stream { carried += 1 }
                 return carried
             }
-            func emit(_ beat: Int32, member: String = "Beat") throws {
-                try fixture.server.emit(
-                    path: "/test/emitter",
-                    interface: "org.systole.Test.Signals",
-                    member: member,
-                    arguments: [.int32(beat)]
-                )
-            }
             for beat in Int32(0)..<50 {
-                try emit(beat)
-                try emit(-1, member: "Other")
+                try emit(beat, from: fixture.server)
+                try emit(-1, member: "Other", from: fixture.server)
             }
             for _ in 0..<200 where received.withLock({ $0.count }) < 50 { try await Task.sleep(for: .milliseconds(10)) }
             #expect(received.withLock { $0 } == Array(0..<50))
@@ -120,7 +105,7 @@ import Testing
             consumer.cancel()
             #expect(try await consumer.value == 0)
             try await Task.sleep(for: .milliseconds(100))
-            try emit(99)
+            try emit(99, from: fixture.server)
             // Round trips after the emit: the bus has routed the signal, and the client has read past it.
             _ = try await fixture.server.nameOwner(of: fixture.server.uniqueName)
             _ = try await client.nameOwner(of: fixture.server.uniqueName)
