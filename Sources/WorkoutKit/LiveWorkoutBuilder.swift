@@ -56,12 +56,14 @@ public actor LiveWorkoutBuilder {
     /// change nothing collected, so the statistics stay as they are; one set at or before it means recomputing
     /// them from the store. Readings are not kept here: a hundred sensors collect 24 000 a minute.
     private var latestSampleStart: Date?
-    /// The recomputation under way, and whether another was asked for since it began.
+    /// The recomputation under way, and whether another was asked for since it began. While one runs, `add`
+    /// waits before saving, and it reads the store only once no save is under way: so every sample counts once,
+    /// either in what the store returns or added after it.
     private var recomputation: Task<Void, Never>?
     private var recomputationRequested = false
-    /// Samples counted while a recomputation reads the store, by identifier: the store may or may not have them
-    /// yet when it answers, and each must count once.
-    private var countedDuringRecomputation: [UUID: (type: QuantityType, reading: Collected)]?
+    /// Saves under way in `add`, and what waits for there to be none.
+    private var savesUnderWay = 0
+    private var savesSettledWaiters: [CheckedContinuation<Void, Never>] = []
     /// Why the last recomputation failed, while its statistics are out of date; finishing tries once more.
     private var recomputationError: (any Error)?
     private var devices: [Device] = []
@@ -112,6 +114,15 @@ public actor LiveWorkoutBuilder {
         guard startDate != nil else { throw LiveWorkoutBuilderError.notCollecting }
         guard endDate == nil else { throw LiveWorkoutBuilderError.collectionEnded }
         guard !samples.isEmpty else { return }
+        while let running = recomputation { await running.value }
+        savesUnderWay += 1
+        defer {
+            savesUnderWay -= 1
+            if savesUnderWay == 0 {
+                for waiter in savesSettledWaiters { waiter.resume() }
+                savesSettledWaiters = []
+            }
+        }
         try await store.save(samples, workoutID: workoutID)
         var types = Set<SampleType>()
         for sample in samples {
@@ -121,9 +132,7 @@ public actor LiveWorkoutBuilder {
                 include(device: quantity.device)
                 guard let collected = Collected(quantity) else { continue }
                 latestSampleStart = max(latestSampleStart ?? collected.start, collected.start)
-                guard counts(collected.start) else { continue }
-                accumulate(collected, of: quantity.type)
-                countedDuringRecomputation?[quantity.id] = (quantity.type, collected)
+                if counts(collected.start) { accumulate(collected, of: quantity.type) }
             case .heartbeatSeries(let series):
                 include(device: series.device)
             }
@@ -292,8 +301,7 @@ public actor LiveWorkoutBuilder {
     }
 
     /// Recomputes the statistics from the workout's samples in the store, after the pauses or the end changed
-    /// which of them count. Returns once a recomputation that began after the call has ended. Samples keep
-    /// arriving meanwhile: those counted while the store is read are added to its result unless it has them.
+    /// which of them count. Returns once a recomputation that began after the call has ended.
     private func recomputeStatistics() async {
         recomputationRequested = true
         while recomputationRequested || recomputation != nil {
@@ -302,8 +310,10 @@ public actor LiveWorkoutBuilder {
                 continue
             }
             recomputationRequested = false
-            countedDuringRecomputation = [:]
             recomputation = Task {
+                // Saves that began before this one was asked for end first (later ones wait for it): the store
+                // then has every sample the statistics counted, and none is counted twice.
+                await self.savesSettled()
                 do {
                     self.finishRecomputation(.success(try await self.store.samples(ofWorkout: self.workoutID)))
                 } catch {
@@ -313,25 +323,23 @@ public actor LiveWorkoutBuilder {
         }
     }
 
+    private func savesSettled() async {
+        guard savesUnderWay > 0 else { return }
+        await withCheckedContinuation { savesSettledWaiters.append($0) }
+    }
+
     private func finishRecomputation(_ result: Result<[Sample], any Error>) {
-        defer {
-            countedDuringRecomputation = nil
-            recomputation = nil
-        }
-        guard case .success(let samples) = result else {
-            if case .failure(let error) = result { recomputationError = error }
-            return
-        }
-        recomputationError = nil
-        var stored = Set<UUID>()
-        statisticsByType = [:]
-        for case .quantity(let quantity) in samples {
-            stored.insert(quantity.id)
-            guard let collected = Collected(quantity), counts(collected.start) else { continue }
-            accumulate(collected, of: quantity.type)
-        }
-        for (id, counted) in countedDuringRecomputation ?? [:] where !stored.contains(id) {
-            accumulate(counted.reading, of: counted.type)
+        defer { recomputation = nil }
+        switch result {
+        case .failure(let error):
+            recomputationError = error
+        case .success(let samples):
+            recomputationError = nil
+            statisticsByType = [:]
+            for case .quantity(let quantity) in samples {
+                guard let collected = Collected(quantity), counts(collected.start) else { continue }
+                accumulate(collected, of: quantity.type)
+            }
         }
     }
 

@@ -242,6 +242,38 @@ import WorkoutKit
         #expect(back.allSatisfy { $0.count == 1 && $0.device == strap })
     }
 
+    @Test func aBuilderRecomputesItsStatisticsFromTheseReadingsWhenAPauseIsSetAfterTheFact() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let store = try folder.open()
+        let session = await WorkoutSession(
+            configuration: WorkoutConfiguration(activityType: .running),
+            store: store,
+            clock: ManualWorkoutClock(t0)
+        )
+        let builder = session.associatedWorkoutBuilder()
+        try await session.startActivity(at: t0)
+        try await builder.beginCollection(at: t0)
+        // 90 s of one reading a second, saved ten at a time: they span two minutes' series.
+        let readings = (0..<90).map { heartRate(Double(100 + ($0 * 37) % 60), at: Double($0) + 0.25, device: strap) }
+        for start in stride(from: 0, to: 90, by: 10) {
+            try await builder.add(readings[start..<start + 10].map(Sample.quantity))
+        }
+        try await builder.addWorkoutEvents([
+            WorkoutEvent(type: .pause, start: t0.addingTimeInterval(30)),
+            WorkoutEvent(type: .resume, start: t0.addingTimeInterval(60)),
+        ])
+        let counted = readings.filter { !(30..<60).contains($0.startDate.timeIntervalSince(t0)) }
+        let values = try counted.map { try $0.quantity.doubleValue(for: .countPerMinute) }
+        let statistics = try #require(await builder.statistics(for: .heartRate))
+        #expect(statistics.readingCount == 60)
+        #expect(statistics.minimumQuantity() == Quantity(values.min()!, .countPerMinute))
+        #expect(statistics.maximumQuantity() == Quantity(values.max()!, .countPerMinute))
+        let average = try statistics.averageQuantity()?.doubleValue(for: .countPerMinute) ?? .nan
+        #expect(abs(average - values.reduce(0, +) / 60) < 1e-9)
+        #expect(statistics.mostRecentQuantity() == Quantity(values.last!, .countPerMinute))
+    }
+
     @Test func anUnknownSampleIsNotFound() async throws {
         let folder = try TemporaryStore()
         defer { folder.remove() }

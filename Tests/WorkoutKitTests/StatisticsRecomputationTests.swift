@@ -70,13 +70,11 @@ import Testing
         #expect(await builder.statistics(for: .heartRate)?.readingCount == 1)
     }
 
-    /// Whether the store's answer was read before or after the sample that arrives meanwhile was saved.
-    @Test(arguments: [false, true])
-    func samplesArrivingWhileTheStoreIsReadCountOnce(answerReadFirst: Bool) async throws {
+    @Test func aSampleArrivingWhileTheStoreIsReadIsSavedAfterItAndCountedOnce() async throws {
         let store = ReadWatchingStore()
         let (_, builder, _) = try await started(store)
         try await builder.add([heartRate(100, at: 1), heartRate(180, at: 5)])
-        await store.holdReads(answeringFirst: answerReadFirst)
+        await store.holdReads()
         let pausing = Task {
             try await builder.addWorkoutEvents([
                 WorkoutEvent(type: .pause, start: t0.addingTimeInterval(4)),
@@ -84,15 +82,42 @@ import Testing
             ])
         }
         await store.waitForHeldRead()
-        // Counted by the builder while the read is held; in the read's answer or not, depending on the argument.
-        try await builder.add([heartRate(110, at: 9)])
+        let adding = Task { try await builder.add([heartRate(110, at: 9)]) }
+        for _ in 0..<100 { await Task.yield() }
+        #expect(await store.savedCount == 2, "the save waits for the read")
         await store.releaseReads()
         try await pausing.value
+        try await adding.value
 
         let hr = try #require(await builder.statistics(for: .heartRate))
         #expect(hr.readingCount == 2, "100 and 110: the 180 is paused, the 110 counted once")
         #expect(hr.maximumQuantity() == Quantity(110, .countPerMinute))
         #expect(hr.mostRecentQuantity() == Quantity(110, .countPerMinute))
+    }
+
+    @Test func aSaveUnderWayWhenAPauseIsSetEndsBeforeTheStoreIsRead() async throws {
+        let store = ReadWatchingStore()
+        let (_, builder, _) = try await started(store)
+        try await builder.add([heartRate(100, at: 1), heartRate(180, at: 5)])
+        await store.holdSaves()
+        let adding = Task { try await builder.add([heartRate(110, at: 9)]) }
+        await store.waitForHeldSave()
+        let pausing = Task {
+            try await builder.addWorkoutEvents([
+                WorkoutEvent(type: .pause, start: t0.addingTimeInterval(4)),
+                WorkoutEvent(type: .resume, start: t0.addingTimeInterval(6)),
+            ])
+        }
+        for _ in 0..<100 { await Task.yield() }
+        #expect(await store.reads == 0, "the read waits for the save")
+        await store.releaseSaves()
+        try await adding.value
+        try await pausing.value
+
+        #expect(await store.reads == 1)
+        let hr = try #require(await builder.statistics(for: .heartRate))
+        #expect(hr.readingCount == 2, "100 and 110, each once: the read found the 110 the builder had counted")
+        #expect(hr.maximumQuantity() == Quantity(110, .countPerMinute))
     }
 
     @Test func aFailedReadIsTriedAgainWhenTheWorkoutIsFinished() async throws {
@@ -110,55 +135,67 @@ import Testing
     }
 }
 
-/// An in-memory store that counts reads of a workout's samples, and can hold them or make them fail.
+/// An in-memory store that counts reads of a workout's samples and saves, and can hold either or make reads fail.
 actor ReadWatchingStore: HealthStore {
     struct Unreadable: Error {}
 
     private let base = InMemoryHealthStore()
     private(set) var reads = 0
-    private var holding = false
-    private var answeringFirst = false
+    private(set) var savedCount = 0
     private var failing = false
-    private var held: [CheckedContinuation<Void, Never>] = []
-    private var heldReadArrived: CheckedContinuation<Void, Never>?
+    private var readGate = Gate()
+    private var saveGate = Gate()
 
-    /// Holds reads until `releaseReads()`; `answeringFirst` takes their answer before holding them, so samples
-    /// saved meanwhile are not in it.
-    func holdReads(answeringFirst: Bool = false) {
-        holding = true
-        self.answeringFirst = answeringFirst
+    /// Holds callers until opened; tells a watcher when the first arrives.
+    struct Gate {
+        var closed = false
+        var held: [CheckedContinuation<Void, Never>] = []
+        var watcher: CheckedContinuation<Void, Never>?
     }
 
+    func holdReads() { readGate.closed = true }
+    func releaseReads() { open(&readGate) }
+    func waitForHeldRead() async {
+        if readGate.held.isEmpty { await withCheckedContinuation { readGate.watcher = $0 } }
+    }
+    func holdSaves() { saveGate.closed = true }
+    func releaseSaves() { open(&saveGate) }
+    func waitForHeldSave() async {
+        if saveGate.held.isEmpty { await withCheckedContinuation { saveGate.watcher = $0 } }
+    }
     func failReads(_ failing: Bool) { self.failing = failing }
 
-    /// Returns once a read is waiting.
-    func waitForHeldRead() async {
-        if !held.isEmpty { return }
-        await withCheckedContinuation { heldReadArrived = $0 }
-    }
-
-    func releaseReads() {
-        holding = false
-        for reader in held { reader.resume() }
-        held = []
+    private func open(_ gate: inout Gate) {
+        gate.closed = false
+        for caller in gate.held { caller.resume() }
+        gate.held = []
     }
 
     func samples(ofWorkout id: UUID) async throws -> [Sample] {
         reads += 1
-        let early = answeringFirst ? await base.samples(ofWorkout: id) : nil
-        if holding {
+        if readGate.closed {
             await withCheckedContinuation { continuation in
-                held.append(continuation)
-                heldReadArrived?.resume()
-                heldReadArrived = nil
+                readGate.held.append(continuation)
+                readGate.watcher?.resume()
+                readGate.watcher = nil
             }
         }
         if failing { throw Unreadable() }
-        if let early { return early }
         return await base.samples(ofWorkout: id)
     }
 
-    func save(_ samples: [Sample], workoutID: UUID?) async { await base.save(samples, workoutID: workoutID) }
+    func save(_ samples: [Sample], workoutID: UUID?) async {
+        if saveGate.closed {
+            await withCheckedContinuation { continuation in
+                saveGate.held.append(continuation)
+                saveGate.watcher?.resume()
+                saveGate.watcher = nil
+            }
+        }
+        await base.save(samples, workoutID: workoutID)
+        savedCount += samples.count
+    }
+
     func save(_ workout: Workout) async { await base.save(workout) }
     func saveFinished(_ workout: Workout) async { await base.saveFinished(workout) }
     func deleteSamples(ofWorkout id: UUID) async { await base.deleteSamples(ofWorkout: id) }
