@@ -31,8 +31,8 @@ final class LoopThread: @unchecked Sendable {
     /// Set while `dispatchAll` runs, with what to do after it (loop thread only).
     private var dispatching = false
     private var endOfDispatch: [() -> Void] = []
-    /// The loop thread, once started.
-    private var thread = pthread_t()
+    /// The loop thread's pthread_t, once started: any thread asks whether it is the loop thread.
+    private let threadID = Atomic<UInt>(0)
     private var connection: OpaquePointer?
     /// The least time between two reads of the bus (zero: read as soon as data arrives).
     private let coalescing: Duration
@@ -124,7 +124,7 @@ final class LoopThread: @unchecked Sendable {
     private func threadMain(_ open: @Sendable (LoopThread) -> OpaquePointer?) {
         defer { endQueue() }
         nameCurrentThread("dbus-loop")
-        thread = pthread_self()
+        threadID.store(UInt(pthread_self()), ordering: .releasing)
         guard let connection = open(self) else { return }
         self.connection = connection
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -273,7 +273,10 @@ final class LoopThread: @unchecked Sendable {
     /// from a handler the loop is dispatching a message to; otherwise does nothing and returns false. For
     /// consumers that want a wakeup's messages handed on together rather than one at a time.
     func atEndOfDispatch(_ action: @escaping () -> Void) -> Bool {
-        guard dispatching, pthread_equal(pthread_self(), thread) != 0 else { return false }
+        // The thread first: `dispatching` is the loop thread's alone.
+        guard pthread_equal(pthread_self(), pthread_t(threadID.load(ordering: .acquiring))) != 0, dispatching else {
+            return false
+        }
         endOfDispatch.append(action)
         return true
     }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Where the workout engine keeps what it collects. `SQLiteHealthStore` (module HealthStore) is the durable
-/// default; ``InMemoryHealthStore`` serves tests and tools.
+/// default; ``InMemoryHealthStore`` serves tests, tools and a builder without a store.
 public protocol HealthStore: Sendable {
     /// Saves samples as they arrive, linked to the workout collecting them (nil: not part of a workout).
     func save(_ samples: [Sample], workoutID: UUID?) async throws
@@ -11,7 +11,8 @@ public protocol HealthStore: Sendable {
     func saveFinished(_ workout: Workout) async throws
     /// Deletes the samples collected for a workout that was discarded.
     func deleteSamples(ofWorkout id: UUID) async throws
-    /// The samples of a workout, oldest first (used to rebuild statistics after a crash).
+    /// The samples of a workout, oldest first (used to rebuild the builder's statistics after a crash, or when a
+    /// pause or the end is set before samples it already has).
     func samples(ofWorkout id: UUID) async throws -> [Sample]
     /// Records the state of the workout in progress; replaces the previous record.
     func saveJournal(_ journal: WorkoutJournal) async throws
@@ -68,7 +69,7 @@ public struct WorkoutJournal: Hashable, Sendable, Codable {
     }
 }
 
-/// A ``HealthStore`` in memory.
+/// A ``HealthStore`` in memory (also what a builder without a store keeps its samples in).
 public actor InMemoryHealthStore: HealthStore {
     public private(set) var samples: [(sample: Sample, workoutID: UUID?)] = []
     public private(set) var workouts: [Workout] = []
