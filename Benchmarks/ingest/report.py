@@ -97,16 +97,18 @@ if as_json:
 print(f"ingest: {sensors} sensors × {rate:g} Hz = {sensors * rate:g} notifications/s offered; "
       f"{seconds:.1f} s measured; {sent} sent in that window")
 print(f"{'consumer':<10} {'received':>9} {'loss':>7} {'per s':>8} {'CPU s':>7} {'µs CPU/notif':>13} {'peak RSS MiB':>13}"
-      f" {'private MiB':>12}")
+      f" {'window RSS':>11} {'private MiB':>12}")
 for name, row in consumers.items():
     per = row["cpuMicrosecondsPerNotification"]
     private = row.get("peakPrivateKiB")
+    in_window = row.get("windowRSSKiB")
     print(f"{name:<10} {row['received']:>9} {row['loss'] * 100:>6.2f}% {row['perSecond']:>8.0f} "
           f"{row['cpuSeconds']:>7.2f} {per if per is not None else float('nan'):>13.1f} "
-          f"{row['peakRSSKiB'] / 1024:>13.1f} {private / 1024 if private is not None else float('nan'):>12.1f}")
+          f"{row['peakRSSKiB'] / 1024:>13.1f} {in_window / 1024 if in_window is not None else float('nan'):>11.1f} "
+          f"{private / 1024 if private is not None else float('nan'):>12.1f}")
 if "idle" in result:
     idle = result["idle"]
-    print(f"systoled idle (no workout, its sensor out of range, after 5 s): RSS {idle['rssKiB'] / 1024:.1f} MiB, "
+    print(f"systoled idle (no workout, its sensor out of range, largest 10–20 s after start): RSS {idle['rssKiB'] / 1024:.1f} MiB, "
           f"private {idle['privateKiB'] / 1024:.1f} MiB")
 lat = result["latencyMilliseconds"]
 print(f"systoled emit → live-log line: p50 {lat['p50']:.1f} ms, p99 {lat['p99']:.1f} ms, max {lat['max'] or float('nan'):.1f} ms "

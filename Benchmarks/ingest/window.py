@@ -39,12 +39,14 @@ cpu_start = {name: cpu(pid) for name, pid in pids.items() if pid}
 arrivals, pending = [], ""
 end = start + seconds
 peak_private = {name: status_kib(pid, "RssAnon") for name, pid in pids.items() if pid}
+window_rss = {name: status_kib(pid, "VmRSS") for name, pid in pids.items() if pid}
 next_sample = start + 0.5
 while time.time() < end:
     if time.time() >= next_sample:
         for name, pid in pids.items():
             if pid:
                 peak_private[name] = max(peak_private[name], status_kib(pid, "RssAnon"))
+                window_rss[name] = max(window_rss[name], status_kib(pid, "VmRSS"))
         next_sample += 0.5
     chunk = live.read()
     if not chunk:
@@ -60,5 +62,6 @@ result = {"start": start, "end": stop, "arrivals": arrivals}
 for name, pid in pids.items():
     if pid:
         result[name] = {"cpuSeconds": cpu(pid) - cpu_start[name], "peakRSSKiB": status_kib(pid, "VmHWM"),
-                        "peakPrivateKiB": max(peak_private[name], status_kib(pid, "RssAnon"))}
+                        "peakPrivateKiB": max(peak_private[name], status_kib(pid, "RssAnon")),
+                        "windowRSSKiB": max(window_rss[name], status_kib(pid, "VmRSS"))}
 print(json.dumps(result))

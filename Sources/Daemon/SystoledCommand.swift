@@ -20,6 +20,7 @@ public struct SystoledCommand: AsyncParsableCommand {
     public func run() async throws {
         do {
             let daemon = try await buildDaemon(Array(CommandLine.arguments.dropFirst()))
+            async let _ = releaseStartUpPages(after: startUpSettling)
             try await daemon.run()
         } catch let error as DaemonStartError {
             FileHandle.standardError.write(Data("systoled: \(error)\n".utf8))
@@ -27,3 +28,7 @@ public struct SystoledCommand: AsyncParsableCommand {
         }
     }
 }
+
+/// How long systoled's services get to start (connect the sensors, recover a workout) before the pages start-up
+/// touched are released; what runs afterwards maps its own back.
+let startUpSettling: Duration = .seconds(5)
