@@ -1,12 +1,14 @@
 import Synchronization
 
 /// One consumer's queue that hands over everything waiting at once (an `AsyncStream` gives one element per
-/// `next()`). Keeps at most `limit` values; beyond that the oldest go, as with `.bufferingNewest`.
+/// `next()`). Keeps at most `limit` values; beyond that the oldest go, as with `.bufferingNewest`, and are
+/// counted (`takeDropped()`).
 final class Mailbox<Value: Sendable>: Sendable {
     private struct State {
         var values: [Value] = []
         var waiter: CheckedContinuation<[Value]?, Never>?
         var finished = false
+        var dropped = 0
     }
     private let state = Mutex(State())
     private let limit: Int
@@ -25,7 +27,10 @@ final class Mailbox<Value: Sendable>: Sendable {
         let handOver = state.withLock { state -> (CheckedContinuation<[Value]?, Never>, [Value])? in
             guard !state.finished else { return nil }
             state.values.append(contentsOf: values)
-            if state.values.count > limit { state.values.removeFirst(state.values.count - limit) }
+            if state.values.count > limit {
+                state.dropped += state.values.count - limit
+                state.values.removeFirst(state.values.count - limit)
+            }
             guard let waiter = state.waiter else { return nil }
             state.waiter = nil
             defer { state.values = [] }
@@ -43,6 +48,14 @@ final class Mailbox<Value: Sendable>: Sendable {
         }
         waiter?.resume(returning: nil)
         onEnd()
+    }
+
+    /// How many values were dropped (the oldest, beyond `limit`) since the last call.
+    func takeDropped() -> Int {
+        state.withLock { state in
+            defer { state.dropped = 0 }
+            return state.dropped
+        }
     }
 
     /// Everything that arrived since the last call, waiting for at least one value; nil once finished (or the

@@ -34,10 +34,16 @@ import Testing
         #expect(streamed == [1, 2, 3])
     }
 
-    @Test func aFullMailboxDropsTheOldest() async {
+    @Test func aFullMailboxDropsTheOldestAndCountsThem() async {
         let mailbox = Mailbox<Int>(limit: 3)
         for value in 0..<10 { mailbox.put(value) }
-        #expect(await mailbox.next() == [7, 8, 9])
+        mailbox.put(contentsOf: [10, 11])
+        #expect(await mailbox.next() == [9, 10, 11])
+        #expect(mailbox.takeDropped() == 9)
+        #expect(mailbox.takeDropped() == 0)
+        mailbox.put(contentsOf: [12, 13])
+        #expect(await mailbox.next() == [12, 13])
+        #expect(mailbox.takeDropped() == 0)
     }
 
     @Test func cancellingTheConsumerEndsItsSubscription() async {
