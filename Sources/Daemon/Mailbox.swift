@@ -58,6 +58,9 @@ final class Mailbox<Value: Sendable>: Sendable {
         }
     }
 
+    /// Whether a consumer is waiting in ``next()`` (tests only: they hand it a batch while it waits).
+    var hasWaitingConsumer: Bool { state.withLock { $0.waiter != nil } }
+
     /// Everything that arrived since the last call, waiting for at least one value; nil once finished (or the
     /// task is cancelled) and nothing is left.
     func next() async -> [Value]? {

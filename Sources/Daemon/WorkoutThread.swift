@@ -39,7 +39,12 @@ final class WorkoutThread: TaskExecutor, @unchecked Sendable {
             },
             box.toOpaque()
         )
-        precondition(result == 0, "cannot start the workout thread: error \(result)")
+        precondition(
+            result == 0,
+            "systoled cannot start its workout thread (pthread_create: \(String(cString: strerror(result)))): the "
+                + "system refused this process another thread; raise its limits (TasksMax= in the unit, ulimit -u) "
+                + "or free memory, and start it again"
+        )
         pthread_detach(thread)
     }
 

@@ -24,8 +24,8 @@ import Testing
         let mailbox = broadcast.subscribeBatches()
         let stream = broadcast.subscribe()
         let waiting = Task { await mailbox.next() }
-        // Let the consumer wait first: a single put would then be handed over alone.
-        for _ in 0..<100 { await Task.yield() }
+        // The consumer waits first: one value at a time would then hand it the first alone.
+        while !mailbox.hasWaitingConsumer { await Task.yield() }
         broadcast.publish(contentsOf: [1, 2, 3])
         #expect(await waiting.value == [1, 2, 3])
         broadcast.finish()
