@@ -98,8 +98,8 @@ enum SensorIngest {
 
     static func sensors(bus: String, warmup: Double, seconds: Double, addresses: [String]) async {
         do {
-            // The bus read once per 50 ms tick, as systoled does, so this measures the daemon's BlueZ layer.
-            let connection = try await DBusConnection.connect(to: .address(bus), coalescing: .milliseconds(50))
+            // The bus read once per 75 ms tick, as systoled does, so this measures the daemon's BlueZ layer.
+            let connection = try await DBusConnection.connect(to: .address(bus), coalescing: .milliseconds(75))
             let client = try await BlueZClient.connect(connection)
             let adapter = try client.adapter(named: nil)
             // One discovery for all, so the sensors find known devices instead of racing their own.

@@ -10,7 +10,7 @@ import Glibc
 /// (actors without an executor of their own run on their caller's preferred one).
 ///
 /// On Swift's global executor each hop of a tick's readings from one of those actors to the next woke another
-/// pool thread, about fifteen sleeps and wakeups per 50 ms tick, a fifth of the daemon's CPU with a hundred
+/// pool thread, about fifteen sleeps and wakeups per (then 50 ms) tick, a fifth of the daemon's CPU with a hundred
 /// sensors. Here the next job waits in this thread's queue while the current one runs, and the thread sleeps
 /// only when the queue is empty. Nothing run here blocks: SQLite runs on GRDB's own queue.
 final class WorkoutThread: TaskExecutor, @unchecked Sendable {
