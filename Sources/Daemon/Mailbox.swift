@@ -11,7 +11,8 @@ final class Mailbox<Value: Sendable>: Sendable {
         var dropped = 0
     }
     private let state = Mutex(State())
-    private let limit: Int
+    /// The most values kept.
+    let limit: Int
     private let onEnd: @Sendable () -> Void
 
     init(limit: Int, onEnd: @escaping @Sendable () -> Void = {}) {

@@ -120,12 +120,7 @@ actor WorkoutManager: Service {
             await cancelWhenGracefulShutdown {
                 // Everything that arrived while the last batch was being committed goes into the next commit.
                 while let batch = await readings.next() {
-                    let dropped = readings.takeDropped()
-                    if dropped > 0 {
-                        self.logger.warning(
-                            "\(dropped) readings were dropped: more than \(Self.backlogLimit) arrived while the workout was still saving earlier ones (a slow or stalled disk, or more sensors than this machine keeps up with)"
-                        )
-                    }
+                    Self.warnOfDroppedReadings(in: readings, logger: self.logger)
                     await self.receive(batch)
                 }
             }
@@ -133,6 +128,16 @@ actor WorkoutManager: Service {
         // The workout stays journaled: the next start recovers it. What was collected is committed first.
         try? await store.flush()
         recorded.finish()
+    }
+
+    /// Logs a warning when `readings` dropped some since the last call: they never reached the workout, and the
+    /// log is the only place that says so.
+    static func warnOfDroppedReadings(in readings: Mailbox<some Sendable>, logger: Logger) {
+        let dropped = readings.takeDropped()
+        guard dropped > 0 else { return }
+        logger.warning(
+            "\(dropped) readings were dropped: more than \(readings.limit) arrived while the workout was still saving earlier ones (a slow or stalled disk, or more sensors than this machine keeps up with)"
+        )
     }
 
     /// Brings back the workout that was in progress when the daemon stopped, and carries on collecting. The time
