@@ -41,6 +41,10 @@ public final class SQLiteHealthStore: HealthStore {
         }
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
+            // Again on the writer: a pool sets `synchronous = NORMAL` on it after `prepareDatabase` when it turns
+            // WAL on, and NORMAL syncs the log only at checkpoints, so a power loss could take commits that had
+            // returned (and whose readings the live log had shown). Readers never commit.
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
             try Schema.migrator.migrate(pool)
             try GroupCommitWriter.foldLeftovers(pool)
         } catch {

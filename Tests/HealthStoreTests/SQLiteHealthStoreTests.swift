@@ -226,6 +226,18 @@ func recordWorkout(
         #expect(json["statisticsCount"] as? Int == stored.count, "statistics recomputed from the stored samples")
     }
 
+    @Test func commitsAreSyncedToDiskBeforeASaveReturns() async throws {
+        // A kill keeps even unsynced commits (the kernel has them); a power loss does not. What survives one is
+        // decided by the writer connection's setting, which a WAL pool quietly lowers to NORMAL when it opens.
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let store = try folder.open()
+        let setting = try await store.pool.writeWithoutTransaction { db in
+            try Int.fetchOne(db, sql: "PRAGMA synchronous")
+        }
+        #expect(setting == 2, "synchronous is \(setting.map(String.init) ?? "unknown") on the writer, not FULL (2)")
+    }
+
     @Test func samplesLeftInTheInboxByADeadProcessAreInTheirTablesWhenTheStoreOpens() async throws {
         let folder = try TemporaryStore()
         defer { folder.remove() }
