@@ -8,8 +8,8 @@
 # For each: notifications received vs sent in the measured window (loss), CPU seconds per notification (from
 # /proc/PID/stat), peak RSS (VmHWM, since the process started), the largest RSS in the measured window (sampled
 # twice a second) and the largest private memory (RssAnon); for systoled also the latency from the simulator's
-# emit time to the line being readable in the live log (p50/p99/max), and its memory idle (no workout, its sensor
-# out of range). Prints a
+# emit time to the line being readable in the live log (p50/p99/max), its memory idle (no workout, its sensor
+# out of range), and the readings it dropped itself (the warnings in its log; the sweep prints them too). Prints a
 # table, the ratios systoled/null and bleak/systoled, and with --json the same as one JSON object.
 #
 # usage: Benchmarks/ingest.sh [--sensors N] [--rate HZ] [--seconds S] [--warmup S] [--no-bleak] [--json]
@@ -45,7 +45,7 @@ if [ "$SWEEP" = 1 ]; then
   # took without loss.
   step_seconds=$([ "$MEASURE" = 60 ] && echo 10 || echo "$MEASURE")
   echo "ingest sweep: $SENSORS sensors, ${step_seconds} s per step, doubling the rate until loss"
-  printf '%10s %12s %12s %12s %12s\n' "offered/s" "null/s" "null loss" "systoled/s" "systoled loss"
+  printf '%10s %12s %12s %12s %12s %9s\n' "offered/s" "null/s" "null loss" "systoled/s" "systoled loss" "dropped"
   rate=5
   best_null=0 best_systoled=0
   # "Without loss" allows half a percent: where the measured window starts and ends can cost a notification or two
@@ -53,13 +53,13 @@ if [ "$SWEEP" = 1 ]; then
   limit=0.005
   while :; do
     out=$("$0" --sensors "$SENSORS" --rate "$rate" --seconds "$step_seconds" --warmup 5 --no-bleak --json)
-    read -r offered null_rate null_loss sd_rate sd_loss < <(python3 -c '
+    read -r offered null_rate null_loss sd_rate sd_loss sd_dropped < <(python3 -c '
 import json, sys
 r = json.loads(sys.argv[1])
 n, s = r["consumers"]["null"], r["consumers"]["systoled"]
-print(r["offeredPerSecond"], n["perSecond"], n["loss"], s["perSecond"], s["loss"])' "$out")
-    printf '%10.0f %12.0f %11.2f%% %12.0f %11.2f%%\n' "$offered" "$null_rate" "$(python3 -c "print($null_loss*100)")" \
-      "$sd_rate" "$(python3 -c "print($sd_loss*100)")"
+print(r["offeredPerSecond"], n["perSecond"], n["loss"], s["perSecond"], s["loss"], s["dropped"])' "$out")
+    printf '%10.0f %12.0f %11.2f%% %12.0f %11.2f%% %9d\n' "$offered" "$null_rate" "$(python3 -c "print($null_loss*100)")" \
+      "$sd_rate" "$(python3 -c "print($sd_loss*100)")" "$sd_dropped"
     if python3 -c "import sys; sys.exit(0 if $null_loss <= $limit else 1)"; then best_null=$null_rate; fi
     if python3 -c "import sys; sys.exit(0 if $sd_loss <= $limit else 1)"; then best_systoled=$sd_rate; fi
     if python3 -c "import sys; sys.exit(0 if $sd_loss > $limit and $null_loss > $limit or $rate >= 640 else 1)"; then

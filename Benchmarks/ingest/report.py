@@ -7,6 +7,7 @@ import bisect
 import datetime
 import json
 import os
+import re
 import sys
 
 work, sensors, rate, as_json = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4] == "1"
@@ -59,10 +60,19 @@ def percentile(p):
     return latencies[min(len(latencies) - 1, int(len(latencies) * p))] if latencies else float("nan")
 
 
+# Readings systoled itself dropped (its queue before the workout overflowed): it logs each drop as a warning with
+# the count. The loss column cannot tell these from the window's edges; this can.
+dropped = 0
+if os.path.exists(f"{work}/systoled.err"):
+    for line in open(f"{work}/systoled.err", errors="replace"):
+        match = re.search(r"(\d+) readings were dropped", line)
+        if match:
+            dropped += int(match.group(1))
+
 null = json.load(open(f"{work}/null.json"))
 consumers = {
     "null": {"received": null["notifications"], "cpuSeconds": null["cpuSeconds"], "peakRSSKiB": null["peakRSSKiB"]},
-    "systoled": {"received": systoled_received, **window["systoled"]},
+    "systoled": {"received": systoled_received, "dropped": dropped, **window["systoled"]},
 }
 if "bleak" in window:
     bleak_received = 0
@@ -110,6 +120,7 @@ if "idle" in result:
     idle = result["idle"]
     print(f"systoled idle (no workout, its sensor out of range, largest 10–20 s after start): RSS {idle['rssKiB'] / 1024:.1f} MiB, "
           f"private {idle['privateKiB'] / 1024:.1f} MiB")
+print(f"systoled dropped {dropped} readings before the workout (counted in its log)")
 lat = result["latencyMilliseconds"]
 print(f"systoled emit → live-log line: p50 {lat['p50']:.1f} ms, p99 {lat['p99']:.1f} ms, max {lat['max'] or float('nan'):.1f} ms "
       f"({lat['lines']} lines)")
