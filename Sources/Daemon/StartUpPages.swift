@@ -27,9 +27,10 @@ struct StartUpPageRelease: Equatable, Sendable {
 /// run again. The pages stay in the page cache; `MADV_DONTNEED` drops only this process's mapping of them, and the
 /// next access maps a page back (a minor fault).
 ///
-/// Only mappings that can never have been written are released: private file mappings without write permission
-/// and without anonymous pages (a page a relocation wrote before it was made read-only would be lost). `nil` when
-/// `/proc/self/smaps` cannot be read.
+/// Only mappings that can never have been written are released: private file mappings without write permission,
+/// without anonymous pages and without swapped-out pages (a page a relocation wrote before the mapping was made
+/// read-only is anonymous while resident and counts as swap once swapped out; dropping it would lose it). `nil`
+/// when `/proc/self/smaps` cannot be read.
 func releaseStartUpPages() -> StartUpPageRelease? {
     guard let before = readSmaps() else { return nil }
     let released = before.filter(\.isUnwrittenReadOnlyFile)
@@ -55,10 +56,12 @@ struct Mapping: Equatable {
     var residentBytes = 0
     /// Pages not backed by the file: written (copied on write) or never file-backed.
     var anonymousBytes = 0
+    /// Such pages swapped out: no longer counted as anonymous, but just as much written.
+    var swappedBytes = 0
 
     var isUnwrittenReadOnlyFile: Bool {
         path.hasPrefix("/") && permissions.hasPrefix("r") && permissions.dropFirst().first == "-"
-            && permissions.hasSuffix("p") && anonymousBytes == 0
+            && permissions.hasSuffix("p") && anonymousBytes == 0 && swappedBytes == 0
     }
 }
 
@@ -81,6 +84,7 @@ func parseSmaps(_ smaps: String) -> [Mapping] {
             guard !mappings.isEmpty, fields.count >= 3, fields[2] == "kB", let kib = Int(fields[1]) else { continue }
             if first == "Rss:" { mappings[mappings.count - 1].residentBytes = kib * 1024 }
             if first == "Anonymous:" { mappings[mappings.count - 1].anonymousBytes = kib * 1024 }
+            if first == "Swap:" { mappings[mappings.count - 1].swappedBytes = kib * 1024 }
         } else {
             let bounds = first.split(separator: "-")
             guard fields.count >= 5, bounds.count == 2, let start = UInt(bounds[0], radix: 16),

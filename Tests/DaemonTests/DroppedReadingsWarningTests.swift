@@ -19,6 +19,7 @@ import Testing
         #expect(logged.first?.level == .warning)
         #expect(logged.first?.message.hasPrefix("6 readings were dropped: more than 4 arrived") == true)
         #expect(logged.first?.message.contains("slow or stalled disk") == true)
+        #expect(logged.first?.message.contains("Check the disk that holds the store") == true)
     }
 
     @Test func nothingIsLoggedWhileNothingWasDropped() {

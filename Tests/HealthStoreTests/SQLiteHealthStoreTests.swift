@@ -226,7 +226,7 @@ func recordWorkout(
         #expect(json["statisticsCount"] as? Int == stored.count, "statistics recomputed from the stored samples")
     }
 
-    @Test func commitsAreSyncedToDiskBeforeASaveReturns() async throws {
+    @Test func theWriterConnectionCommitsWithSynchronousFull() async throws {
         // A kill keeps even unsynced commits (the kernel has them); a power loss does not. What survives one is
         // decided by the writer connection's setting, which a WAL pool quietly lowers to NORMAL when it opens.
         let folder = try TemporaryStore()

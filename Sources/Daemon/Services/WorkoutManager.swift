@@ -136,7 +136,7 @@ actor WorkoutManager: Service {
         let dropped = readings.takeDropped()
         guard dropped > 0 else { return }
         logger.warning(
-            "\(dropped) readings were dropped: more than \(readings.limit) arrived while the workout was still saving earlier ones (a slow or stalled disk, or more sensors than this machine keeps up with)"
+            "\(dropped) readings were dropped: more than \(readings.limit) arrived while the workout was still saving earlier ones (a slow or stalled disk, or more sensors than this machine keeps up with). Check the disk that holds the store (its health, and other programs writing to it), or record with fewer sensors"
         )
     }
 
