@@ -144,6 +144,8 @@ let package = Package(
             dependencies: ["HealthStore", "WorkoutKit"],
             path: "Tests/HealthStoreProbe"
         ),
+        // Listens for systoled's signals as any local user could; the policy test runs it as several users.
+        .executableTarget(name: "bus-listen-probe", dependencies: ["DBus"], path: "Tests/BusListenProbe"),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "SystoleTestSupport"]),
         .testTarget(
             name: "SystoleCLITests",

@@ -117,10 +117,11 @@ public func buildDaemon(
 
     let store: SQLiteHealthStore
     do {
-        try? FileManager.default.createDirectory(
-            atPath: (configuration.storePath as NSString).deletingLastPathComponent,
-            withIntermediateDirectories: true
-        )
+        try PrivateFolder.prepare(forFile: configuration.storePath)
+    } catch {
+        throw DaemonStartError(description: "cannot open the store \(configuration.storePath): \(error)", exitCode: 73)
+    }
+    do {
         store = try SQLiteHealthStore(path: configuration.storePath)
     } catch {
         throw DaemonStartError(description: "\(error)", exitCode: 73)

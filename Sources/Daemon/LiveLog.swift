@@ -24,23 +24,34 @@ final class LiveLogFile: @unchecked Sendable {
         self.path = path
         self.maximumSize = maximumSize
         self.keep = keep
+        do {
+            try PrivateFolder.prepare(forFile: path)
+        } catch {
+            throw Failure(description: "cannot open the live log \(path): \(error)")
+        }
         try open()
     }
 
     deinit { if descriptor >= 0 { close(descriptor) } }
 
     private func open() throws(Failure) {
-        let folder = (path as NSString).deletingLastPathComponent
-        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o640)
+        // Never through a link: whoever made it chose where heart rate would be appended. Non-blocking so that a
+        // FIFO put there cannot hang the open; anything but a regular file is refused below.
+        descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o640)
         guard descriptor >= 0 else {
-            throw Failure(
-                description:
-                    "cannot open the live log \(path): \(String(cString: strerror(errno))); check that its folder is writable or set live_log.path"
-            )
+            let reason =
+                errno == ELOOP
+                ? "it is a symbolic link; remove it (systoled writes only to a regular file of its own)"
+                : "\(String(cString: strerror(errno))); check that its folder is writable or set live_log.path"
+            throw Failure(description: "cannot open the live log \(path): \(reason)")
         }
         var status = stat()
-        size = fstat(descriptor, &status) == 0 ? Int(status.st_size) : 0
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            close(descriptor)
+            descriptor = -1
+            throw Failure(description: "cannot use the live log \(path): it is not a regular file; remove it")
+        }
+        size = Int(status.st_size)
     }
 
     /// Appends `line` (a newline is added), rotating first if it would pass the size limit.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Glibc
 
 /// `systoled`: records workouts from Bluetooth LE heart-rate sensors; controlled over D-Bus by `systole`.
 public struct SystoledCommand: AsyncParsableCommand {
@@ -18,6 +19,9 @@ public struct SystoledCommand: AsyncParsableCommand {
     public init() {}
 
     public func run() async throws {
+        // Health data is for systoled and group systole: the store, its -wal and -shm, the live log and their
+        // folders are created 0640/0750 whoever starts systoled (the unit sets the same umask).
+        umask(0o027)
         do {
             let daemon = try await buildDaemon(Array(CommandLine.arguments.dropFirst()))
             async let _ = releaseStartUpPages(after: startUpSettling)

@@ -135,4 +135,44 @@ import WorkoutKit
         }
         #expect(error?.description.hasPrefix("cannot open the live log /proc/systole/live.log") == true)
     }
+
+    @Test func aLinkInPlaceOfTheLiveLogIsRefusedAndItsTargetUntouched() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("live-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let target = folder.appendingPathComponent("victim").path
+        try "precious\n".write(toFile: target, atomically: true, encoding: .utf8)
+        let path = folder.appendingPathComponent("live.log").path
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target)
+        let error = #expect(throws: LiveLogFile.Failure.self) {
+            _ = try LiveLogFile(path: path, maximumSize: 4096, keep: 1)
+        }
+        #expect(
+            error?.description
+                == "cannot open the live log \(path): it is a symbolic link; remove it (systoled writes only to a regular file of its own)"
+        )
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "precious\n")
+    }
+
+    @Test func aFolderEveryUserMayWriteToIsRefusedEvenWithTheStickyBit() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("live-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.setAttributes([.posixPermissions: 0o1777], ofItemAtPath: folder.path)
+        let path = folder.appendingPathComponent("live.log").path
+        let error = #expect(throws: LiveLogFile.Failure.self) {
+            _ = try LiveLogFile(path: path, maximumSize: 4096, keep: 1)
+        }
+        #expect(error?.description.contains("every user may write to its folder \(folder.path)") == true)
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func aFIFOInPlaceOfTheLiveLogIsRefusedWithoutHanging() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("live-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("live.log").path
+        #expect(mkfifo(path, 0o666) == 0)
+        #expect(throws: LiveLogFile.Failure.self) { _ = try LiveLogFile(path: path, maximumSize: 4096, keep: 1) }
+    }
 }

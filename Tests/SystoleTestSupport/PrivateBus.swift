@@ -28,13 +28,66 @@ public final class PrivateBus: @unchecked Sendable {
         try await offThePool { try PrivateBus(extraPolicy: extraPolicy, extraConfiguration: extraConfiguration) }
     }
 
-    public init(extraPolicy: String = "", extraConfiguration: String = "") throws {
+    /// Starts `dbus-daemon` with the policies of the machine's own system bus configuration
+    /// (`/usr/share/dbus-1/system.conf`: method calls and name ownership denied, signals delivered to all) and
+    /// `extraConfiguration` after them, as `/etc/dbus-1/system.d/` files come after them on a real system bus.
+    /// Only the policies are taken: the bus listens on a socket of its own and runs as the test's user.
+    public static func startLikeSystemBus(extraConfiguration: String) async throws -> PrivateBus {
+        let systemConfiguration = "/usr/share/dbus-1/system.conf"
+        guard let text = try? String(contentsOfFile: systemConfiguration, encoding: .utf8) else {
+            throw StartFailed(description: "\(systemConfiguration) is missing: install the 'dbus' package")
+        }
+        let policies = Self.policies(in: text)
+        guard !policies.isEmpty else {
+            throw StartFailed(description: "\(systemConfiguration) has no <policy> elements")
+        }
+        return try await offThePool {
+            try PrivateBus(configuration: { socket in
+                """
+                <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+                 "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+                <busconfig>
+                  <type>system</type>
+                  <listen>unix:path=\(socket)</listen>
+                  <auth>EXTERNAL</auth>
+                  \(policies.joined(separator: "\n"))
+                  \(extraConfiguration)
+                </busconfig>
+                """
+            })
+        }
+    }
+
+    /// The `<policy …>…</policy>` elements of a bus configuration, comments removed.
+    public static func policies(in configuration: String) -> [String] {
+        let text = configuration.replacingOccurrences(
+            of: "<!--[\\s\\S]*?-->",
+            with: "",
+            options: .regularExpression
+        )
+        var policies: [String] = []
+        var rest = text[...]
+        while let start = rest.range(of: "<policy "), let end = rest[start.lowerBound...].range(of: "</policy>") {
+            policies.append(String(rest[start.lowerBound..<end.upperBound]))
+            rest = rest[end.upperBound...]
+        }
+        return policies
+    }
+
+    public convenience init(extraPolicy: String = "", extraConfiguration: String = "") throws {
+        try self.init(configuration: { socket in
+            Self.configuration(socket: socket, extraPolicy: extraPolicy, extraConfiguration: extraConfiguration)
+        })
+    }
+
+    private init(configuration: (String) -> String) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("systole-bus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // Other users' processes (the policy test's) reach the socket through this folder.
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
         let socket = directory.appendingPathComponent("bus").path
         let config = directory.appendingPathComponent("bus.conf")
-        try Self.configuration(socket: socket, extraPolicy: extraPolicy, extraConfiguration: extraConfiguration)
-            .write(to: config, atomically: true, encoding: .utf8)
+        try configuration(socket).write(to: config, atomically: true, encoding: .utf8)
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") else {
             throw StartFailed(description: "/usr/bin/dbus-daemon is missing: install the 'dbus' package")
         }

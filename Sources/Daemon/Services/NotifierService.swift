@@ -4,8 +4,8 @@ import Logging
 import ServiceLifecycle
 
 /// Keeps systemd informed: `READY=1` when it starts (the bus and store are up by then), `WATCHDOG=1` every half
-/// watchdog interval, `STATUS=` with the workout ("running · 142 bpm · 00:23:10", and why readings are not being
-/// saved while the store refuses them) every second, and
+/// watchdog interval, `STATUS=` with the workout's state and time ("running · 00:23:10", and why readings are not
+/// being saved while the store refuses them) every second, and
 /// `STOPPING=1` on shutdown.
 final class NotifierService: Service, Sendable {
     private let notifier: SystemdNotifier
@@ -38,16 +38,11 @@ final class NotifierService: Service, Sendable {
         send("STOPPING=1\nSTATUS=stopping")
     }
 
-    /// `idle`, or `running · 142 bpm · 00:23:10` (the bpm left out when there is none).
+    /// `idle`, or `running · 00:23:10`. No health value: `systemctl status` shows this line to every user.
     func status() async -> String {
         let snapshot = await workouts.snapshot
         guard snapshot.workoutID != nil else { return "idle" }
         var parts = [snapshot.stateName]
-        if let reading = await workouts.latestReading, Date().timeIntervalSince(reading.reading.receivedDate) < 10,
-            let bpm = LiveLogLine.heartRate(reading.reading.measurement)
-        {
-            parts.append("\(bpm) bpm")
-        }
         parts.append(formatElapsed(snapshot.elapsed))
         if let problem = snapshot.storeError { parts.append("readings kept in memory, not saved: \(problem)") }
         return parts.joined(separator: " · ")

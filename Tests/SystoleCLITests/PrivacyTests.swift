@@ -1,0 +1,239 @@
+import ControlAPI
+import DBus
+import Foundation
+import Glibc
+import SystoleTestSupport
+import Testing
+
+/// Who may control systoled and see health values, tried as a hostile local user would: a private dbus-daemon with
+/// the machine's own system-bus policies (system.conf: calls denied, signals delivered to anyone who asks) plus
+/// the policy file systoled installs; systoled and the simulator run as root (this test), the attacker as
+/// `nobody`, a permitted user as `nobody` in the policy's group.
+@Suite(.serialized) struct PrivacyTests {
+    /// What bluetoothd's own policy file allows root on a system bus (`bluetooth.conf`): own `org.bluez`, be
+    /// called, and call agents and GATT applications.
+    static let bluetoothdPolicy = """
+        <policy user="root">
+          <allow own="org.bluez"/>
+          <allow send_destination="org.bluez"/>
+          <allow send_interface="org.bluez.Agent1"/>
+          <allow send_interface="org.bluez.GattProfile1"/>
+          <allow send_interface="org.freedesktop.DBus.ObjectManager"/>
+          <allow send_interface="org.freedesktop.DBus.Properties"/>
+        </policy>
+        """
+
+    /// The policies of systemd/org.systole.Daemon.conf, with its group renamed to `group`.
+    static func systolePolicy(group: String) throws -> String {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("systemd/org.systole.Daemon.conf")
+        let text = try String(contentsOf: file, encoding: .utf8)
+        let policies = PrivateBus.policies(in: text)
+        try #require(policies.count >= 3, "the policy file has no policies")
+        return policies.joined(separator: "\n").replacingOccurrences(
+            of: #"group="systole""#,
+            with: #"group="\#(group)""#
+        )
+    }
+
+    /// The group that stands for `systole`: that one when the machine has it, else an existing group `nobody` is
+    /// not in (the policy is the same with another name; the machine's groups are not changed).
+    static func permittedGroup() throws -> (name: String, id: gid_t) {
+        for name in ["systole", "users", "staff", "src", "games"] {
+            guard let entry = getgrnam(name) else { continue }
+            let id = entry.pointee.gr_gid
+            var members: [String] = []
+            var member = entry.pointee.gr_mem
+            while let pointer = member?.pointee {
+                members.append(String(cString: pointer))
+                member = member?.advanced(by: 1)
+            }
+            if id != 65534, !members.contains("nobody") { return (name, id) }
+        }
+        throw Unavailable(description: "no group to stand for 'systole' (tried systole, users, staff, src, games)")
+    }
+
+    struct Unavailable: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    final class Setup: @unchecked Sendable {
+        let bus: PrivateBus
+        let simulator: SimulatorProcess
+        let daemon: DaemonProcess
+        let folder: URL
+        let group: (name: String, id: gid_t)
+
+        init() async throws {
+            group = try PrivacyTests.permittedGroup()
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("systoled-privacy-\(UUID())")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            // Other users run copies of the binaries from here.
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
+            bus = try await PrivateBus.startLikeSystemBus(
+                extraConfiguration: PrivacyTests.bluetoothdPolicy + (try PrivacyTests.systolePolicy(group: group.name))
+            )
+            simulator = try await SimulatorProcess.start(bus: bus, ["--rate", "4"])
+            daemon = try await DaemonProcess.start(bus: bus, folder: folder.appendingPathComponent("daemon"))
+            for name in ["systole", "bus-listen-probe"] {
+                let copy = folder.appendingPathComponent(name).path
+                try FileManager.default.copyItem(
+                    atPath: CommandRunner.productsDirectory.appendingPathComponent(name).path,
+                    toPath: copy
+                )
+            }
+        }
+
+        enum Who {
+            case root
+            case nobody
+            case member
+        }
+
+        /// Runs a command as `who`: the binaries from the copies other users can read, other programs by path.
+        func run(_ who: Who, _ command: String, _ arguments: [String]) async throws -> CommandRunner.Result {
+            let program = command.hasPrefix("/") ? command : folder.appendingPathComponent(command).path
+            switch who {
+            case .root:
+                return try await CommandRunner.run(program, arguments)
+            case .nobody:
+                return try await CommandRunner.run(
+                    "/usr/bin/setpriv",
+                    ["--reuid=nobody", "--regid=nogroup", "--clear-groups", program] + arguments
+                )
+            case .member:
+                return try await CommandRunner.run(
+                    "/usr/bin/setpriv",
+                    ["--reuid=nobody", "--regid=nogroup", "--groups=\(group.id)", program] + arguments
+                )
+            }
+        }
+
+        func systole(_ who: Who, _ arguments: String...) async throws -> CommandRunner.Result {
+            try await run(who, "systole", arguments + ["--bus", bus.address])
+        }
+
+        /// Calls a method with `dbus-send`, as `who`; returns what it printed to standard error (empty: answered).
+        func dbusSend(_ who: Who, _ interface: String, _ member: String, _ arguments: [String]) async throws -> String {
+            let result = try await run(
+                who,
+                "/usr/bin/dbus-send",
+                [
+                    "--bus=\(bus.address)", "--print-reply", "--reply-timeout=5000",
+                    "--dest=\(ControlAPI.busName)", ControlAPI.objectPath, "\(interface).\(member)",
+                ] + arguments
+            )
+            return result.standardError
+        }
+
+        func stop() {
+            daemon.stopNow()
+            simulator.stop()
+            bus.stop()
+            try? FileManager.default.removeItem(at: folder)
+        }
+    }
+
+    /// Every method of the control API, the standard interfaces included, with arguments of the right types.
+    static let calls: [(interface: String, member: String, arguments: [String])] = [
+        (ControlAPI.interface, "StartWorkout", ["string:running", "string:outdoor"]),
+        (ControlAPI.interface, "PauseWorkout", []),
+        (ControlAPI.interface, "ResumeWorkout", []),
+        (ControlAPI.interface, "EndWorkout", []),
+        (ControlAPI.interface, "CancelWorkout", []),
+        (ControlAPI.interface, "AddSample", ["string:dietaryWater", "double:250", "string:mL"]),
+        (ControlAPI.interface, "ListSensors", []),
+        (ControlAPI.interface, "Scan", ["double:1"]),
+        (ControlAPI.interface, "Pair", ["string:00:11:22:33:44:55"]),
+        (ControlAPI.interface, "Forget", ["string:00:11:22:33:44:55"]),
+        (ControlAPI.interface, "ListWorkouts", []),
+        (ControlAPI.interface, "GetWorkout", ["string:0"]),
+        (ControlAPI.interface, "Statistics", ["string:heartRate", "string:1d", "double:0", "double:2e9"]),
+        ("org.freedesktop.DBus.Properties", "GetAll", ["string:\(ControlAPI.interface)"]),
+        ("org.freedesktop.DBus.Properties", "Get", ["string:\(ControlAPI.interface)", "string:HeartRate"]),
+        ("org.freedesktop.DBus.Introspectable", "Introspect", []),
+        ("org.freedesktop.DBus.Peer", "Ping", []),
+    ]
+
+    @Test func anotherUserCanNeitherCallNorListenWhileRootAndTheGroupCan() async throws {
+        let s = try await Setup()
+        defer { s.stop() }
+        // The attacker: every method is refused by the bus, whatever its arguments.
+        for call in Self.calls {
+            let error = try await s.dbusSend(.nobody, call.interface, call.member, call.arguments)
+            #expect(
+                error.contains("org.freedesktop.DBus.Error.AccessDenied"),
+                "nobody called \(call.interface).\(call.member): \(error)"
+            )
+        }
+        let denied = try await s.systole(.nobody, "status")
+        #expect(denied.status == 1)
+        #expect(denied.standardError.contains("not permitted to control systoled"), "\(denied.standardError)")
+
+        // Listeners start before the workout: the attacker, root and a group member, each with a plain AddMatch
+        // for systoled's PropertiesChanged (heart rate, sensors, the workout's statistics).
+        let listenSeconds = "8"
+        async let attacker = s.run(.nobody, "bus-listen-probe", [s.bus.address, listenSeconds])
+        async let owner = s.run(.root, "bus-listen-probe", [s.bus.address, listenSeconds])
+        async let member = s.run(.member, "bus-listen-probe", [s.bus.address, listenSeconds])
+        try await Task.sleep(for: .seconds(1))
+
+        // Root and the group control it: a workout with heart rate.
+        let start = try await s.systole(.member, "start", "--activity", "running")
+        #expect(start.status == 0, "a group member could not start a workout: \(start.standardError)")
+        #expect(start.standardOutput.contains("Heart rate: available"))
+        try await Task.sleep(for: .seconds(3))
+        let status = try await s.systole(.root, "status")
+        #expect(status.status == 0)
+        #expect(status.standardOutput.contains(" bpm"), "\(status.standardOutput)")
+
+        let heard = (attacker: try await attacker, owner: try await owner, member: try await member)
+        #expect(heard.attacker.status == 0, "\(heard.attacker.standardError)")
+        #expect(
+            heard.attacker.standardOutput.hasSuffix("received 0\n"),
+            "nobody received systoled's signals: \(heard.attacker.standardOutput.prefix(2000))"
+        )
+        #expect(!heard.attacker.standardOutput.contains("bpm"))
+        for (who, result) in [("root", heard.owner), ("a group member", heard.member)] {
+            let signals = result.standardOutput.split(separator: "\n").filter { $0.hasPrefix("signal ") }
+            #expect(signals.count >= 2, "\(who) received \(signals.count) signals: \(result.standardError)")
+            #expect(signals.contains { $0.contains("bpm") }, "\(who) saw no heart rate")
+        }
+        #expect(try await s.systole(.member, "end").status == 0)
+        // systemd's status line (readable by every user through `systemctl status`) carries no health value.
+        let statuses = try await s.daemon.notify.waitFor(timeout: 5) { $0.hasPrefix("STATUS=running · ") }
+        #expect(statuses != nil, "no running status")
+        #expect(statuses?.contains { $0.contains("bpm") } == false, "\(statuses ?? [])")
+    }
+
+    @Test func filesAndFoldersSystoledCreatesAreForItsGroupOnlyWhateverStartsIt() async throws {
+        // This test process has umask 022, as a shell usually has: systoled must not pass it on.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("systoled-modes-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        let simulator = try await SimulatorProcess.start(bus: bus, ["--rate", "4"])
+        defer { simulator.stop() }
+        let store = folder.appendingPathComponent("state/health.sqlite").path
+        let liveLog = folder.appendingPathComponent("logs/live.log").path
+        let daemon = try await DaemonProcess.start(
+            bus: bus,
+            folder: folder.appendingPathComponent("daemon"),
+            ["--store", store, "--live-log", liveLog]
+        )
+        defer { daemon.stopNow() }
+        let start = try await CommandRunner.run("systole", ["start", "--bus", bus.address])
+        #expect(start.status == 0, "\(start.standardError)")
+        try await Task.sleep(for: .seconds(1))
+        #expect(try await CommandRunner.run("systole", ["end", "--bus", bus.address]).status == 0)
+        func mode(_ path: String) -> Int? {
+            (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int).map { $0 & 0o777 }
+        }
+        for path in [store, store + "-wal", store + "-shm", liveLog] {
+            #expect(mode(path) == 0o640, "\(path) has mode \(String(mode(path) ?? 0, radix: 8))")
+        }
+        for path in [(store as NSString).deletingLastPathComponent, (liveLog as NSString).deletingLastPathComponent] {
+            #expect(mode(path) == 0o750, "\(path) has mode \(String(mode(path) ?? 0, radix: 8))")
+        }
+    }
+}
