@@ -24,6 +24,7 @@ public struct DBusError: Error, Hashable, Sendable, CustomStringConvertible {
         case timeout = "org.freedesktop.DBus.Error.Timeout"
         case disconnected = "org.freedesktop.DBus.Error.Disconnected"
         case noServer = "org.freedesktop.DBus.Error.NoServer"
+        case badAddress = "org.freedesktop.DBus.Error.BadAddress"
         case invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
         case invalidSignature = "org.freedesktop.DBus.Error.InvalidSignature"
         case unknownMethod = "org.freedesktop.DBus.Error.UnknownMethod"

@@ -194,7 +194,7 @@ public final class DBusObject: Sendable {
     private func handleProperties(_ call: DBusMethodCall) async throws(DBusError) -> [DBusValue] {
         let interfaceName = try call.argument(0, "an interface name").string ?? ""
         guard let exported = state.withLock({ $0.interfaces[interfaceName] }) else {
-            throw DBusError(.unknownInterface, "\(path) has no interface \(interfaceName)")
+            throw DBusError(.unknownInterface, "\(path) has no interface \(interfaceName.quotedExcerpt())")
         }
         switch call.member {
         case "GetAll":
@@ -206,7 +206,9 @@ public final class DBusObject: Sendable {
             let name = try call.argument(1, "a property name").string ?? ""
             guard let property = exported.interface.properties.first(where: { $0.name == name }),
                 property.access != .write
-            else { throw DBusError(.unknownProperty, "\(interfaceName) has no readable property \(name)") }
+            else {
+                throw DBusError(.unknownProperty, "\(interfaceName) has no readable property \(name.quotedExcerpt())")
+            }
             guard let value = exported.values[name] else {
                 throw DBusError(.unknownProperty, "\(interfaceName).\(name) has no value")
             }
@@ -217,7 +219,7 @@ public final class DBusObject: Sendable {
                 throw DBusError(.invalidArgs, "Set takes the value as a variant")
             }
             guard let property = exported.interface.properties.first(where: { $0.name == name }) else {
-                throw DBusError(.unknownProperty, "\(interfaceName) has no property \(name)")
+                throw DBusError(.unknownProperty, "\(interfaceName) has no property \(name.quotedExcerpt())")
             }
             guard property.access != .read else {
                 throw DBusError(.propertyReadOnly, "\(interfaceName).\(name) is read-only")

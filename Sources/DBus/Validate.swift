@@ -28,7 +28,7 @@ enum Validate {
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
         guard dbus_signature_validate(text, &error) != 0 else {
-            throw DBusError(.invalidSignature, "'\(text)' is not a valid signature")
+            throw DBusError(.invalidSignature, "\(text.quotedExcerpt()) is not a valid signature")
         }
     }
 
@@ -48,7 +48,7 @@ enum Validate {
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
         guard !text.utf8.contains(0), validator(text, &error) != 0 else {
-            throw DBusError(.invalidArgs, "'\(text)' is not a valid D-Bus \(what)")
+            throw DBusError(.invalidArgs, "\(text.quotedExcerpt()) is not a valid D-Bus \(what)")
         }
     }
 }

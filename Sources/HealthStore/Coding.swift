@@ -7,12 +7,24 @@ enum Coding {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .secondsSince1970
         encoder.outputFormatting = [.sortedKeys]
+        // Infinite or NaN statistics must not make a workout unsavable (JSON has no such numbers); new samples
+        // are bounded before they reach the store.
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "inf",
+            negativeInfinity: "-inf",
+            nan: "nan"
+        )
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
     static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .secondsSince1970
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: "inf",
+            negativeInfinity: "-inf",
+            nan: "nan"
+        )
         return try decoder.decode(type, from: Data(text.utf8))
     }
 

@@ -109,25 +109,47 @@ extension SQLiteHealthStore {
         calendar: Calendar,
         occupied: ClosedRange<Date>? = nil
     ) -> [(start: Date, end: Date)] {
-        func boundary(_ n: Int) -> Date {
+        // Callers check their ranges; these guards keep arithmetic that would overflow, or a calendar that cannot
+        // step, from trapping or looping: such a request has no buckets.
+        let span = max(end.timeIntervalSince(start), 0) / interval.nominalLength
+        let offset = (max(start, occupied?.lowerBound ?? start).timeIntervalSince(anchor) / interval.nominalLength)
+        guard interval.nominalLength > 0, span.isFinite, offset.isFinite, span < maximumBuckets,
+            abs(offset) < maximumBuckets * 1000
+        else { return [] }
+        func boundary(_ n: Int) -> Date? {
             var components = interval.components
-            components.minute = components.minute.map { $0 * n }
-            components.hour = components.hour.map { $0 * n }
-            components.day = components.day.map { $0 * n }
-            return calendar.date(byAdding: components, to: anchor) ?? anchor
+            for keyPath in [\DateComponents.minute, \.hour, \.day] {
+                guard let value = components[keyPath: keyPath] else { continue }
+                let (product, overflow) = value.multipliedReportingOverflow(by: n)
+                if overflow { return nil }
+                components[keyPath: keyPath] = product
+            }
+            return calendar.date(byAdding: components, to: anchor)
         }
         let first = max(start, occupied?.lowerBound ?? start)
         // Jump close to the bucket holding `first` (a calendar day is 23 to 25 hours), then step onto it.
-        var n = Int((first.timeIntervalSince(anchor) / interval.nominalLength).rounded(.down))
-        while boundary(n) > first { n -= 1 }
-        while boundary(n + 1) <= first { n += 1 }
+        var n = Int(offset.rounded(.down))
+        var steps = 0
+        while let date = boundary(n), date > first, steps < 1000 {
+            n -= 1
+            steps += 1
+        }
+        while let date = boundary(n + 1), date <= first, steps < 2000 {
+            n += 1
+            steps += 1
+        }
         var result: [(Date, Date)] = []
-        while boundary(n) < end, occupied.map({ boundary(n) <= $0.upperBound }) ?? true {
-            result.append((max(boundary(n), start), min(boundary(n + 1), end)))
+        while let lower = boundary(n), let upper = boundary(n + 1), lower < end, upper > lower,
+            occupied.map({ lower <= $0.upperBound }) ?? true, Double(result.count) < maximumBuckets
+        {
+            result.append((max(lower, start), min(upper, end)))
             n += 1
         }
         return result
     }
+
+    /// The most buckets one collection computes, whatever the caller asked for.
+    static let maximumBuckets: Double = 1_000_000
 
     static func statistics(of type: QuantityType, from start: Date, to end: Date, _ db: Database) throws -> Statistics?
     {

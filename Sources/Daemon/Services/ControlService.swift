@@ -291,14 +291,14 @@ final class ControlService: Service, Sendable {
         guard let activity = WorkoutActivityType(name: activityName) else {
             throw DBusError(
                 name: ControlAPI.ErrorName.invalidArguments,
-                message: "unknown activity '\(activityName)'; known: "
+                message: "unknown activity \(activityName.quotedExcerpt()); known: "
                     + WorkoutActivityType.allCases.map(\.name).joined(separator: ", ")
             )
         }
         guard let location = WorkoutSessionLocationType.allCases.first(where: { "\($0)" == locationName }) else {
             throw DBusError(
                 name: ControlAPI.ErrorName.invalidArguments,
-                message: "unknown location '\(locationName)'; known: indoor, outdoor, unknown"
+                message: "unknown location \(locationName.quotedExcerpt()); known: indoor, outdoor, unknown"
             )
         }
         let configuration = WorkoutConfiguration(activityType: activity, locationType: location)
@@ -317,22 +317,25 @@ final class ControlService: Service, Sendable {
         guard let type = QuantityType(identifier: typeName) else {
             throw DBusError(
                 name: ControlAPI.ErrorName.invalidArguments,
-                message: "unknown sample type '\(typeName)'; known: "
+                message: "unknown sample type \(typeName.quotedExcerpt()); known: "
                     + QuantityType.known.map(\.identifier).joined(separator: ", ")
             )
         }
         guard let unit = Unit(symbol: unitName) else {
             throw DBusError(
                 name: ControlAPI.ErrorName.invalidArguments,
-                message: "unknown unit '\(unitName)'; known: " + Unit.known.map(\.symbol).joined(separator: ", ")
+                message: "unknown unit \(unitName.quotedExcerpt()); known: "
+                    + Unit.known.map(\.symbol).joined(separator: ", ")
             )
         }
         let quantity = Quantity(value, unit)
-        guard quantity.isCompatible(with: type.canonicalUnit), value > 0, value.isFinite else {
+        guard quantity.isCompatible(with: type.canonicalUnit) else {
             throw DBusError(
                 name: ControlAPI.ErrorName.invalidArguments,
-                message: "\(value) \(unitName) is not a valid \(typeName) amount (a positive amount in "
-                    + "\(Unit.known.filter { quantity.unit.dimension == $0.dimension || type.canonicalUnit.dimension == $0.dimension }.map(\.symbol).joined(separator: " or ")))"
+                message: "\(typeName) is not measured in \(unitName): use "
+                    + Unit.known.filter { type.canonicalUnit.dimension == $0.dimension }.map(\.symbol).joined(
+                        separator: " or "
+                    )
             )
         }
         try await Self.command { () throws(WorkoutCommandError) in
@@ -396,7 +399,7 @@ final class ControlService: Service, Sendable {
         guard let address = try? BluetoothAddress(text) else {
             throw DBusError(
                 name: ControlAPI.ErrorName.invalidArguments,
-                message: "'\(text)' is not a Bluetooth address (like A0:9E:1A:12:34:56)"
+                message: "\(text.quotedExcerpt()) is not a Bluetooth address (like A0:9E:1A:12:34:56)"
             )
         }
         guard let device = client.devices.first(where: { $0.address == address }) else {
@@ -440,7 +443,7 @@ final class ControlService: Service, Sendable {
         guard let workout = all.first(where: { $0.id.uuidString.lowercased().hasPrefix(text.lowercased()) }) else {
             throw DBusError(
                 name: ControlAPI.ErrorName.notFound,
-                message: "no workout \(text); list them with 'systole workouts'"
+                message: "no workout \(text.quotedExcerpt()); list them with 'systole workouts'"
             )
         }
         var values = Self.values(of: workout)
@@ -454,9 +457,11 @@ final class ControlService: Service, Sendable {
                 interval: .minutes(1)
             )
         }
+        // A workout's minutes, up to a week's (a chart no terminal shows whole; the reply stays small).
+        let minutesLong = (workout.endDate.timeIntervalSince(workout.startDate) / 60).rounded(.up)
         var perMinute = [Double](
             repeating: .nan,
-            count: Int((workout.endDate.timeIntervalSince(workout.startDate) / 60).rounded(.up))
+            count: minutesLong.isFinite ? Int(max(0, min(minutesLong, Self.chartMinutesLimit))) : 0
         )
         for bucket in minutes {
             let index = Int(bucket.startDate.timeIntervalSince(workout.startDate) / 60)
@@ -474,36 +479,38 @@ final class ControlService: Service, Sendable {
         guard let type = QuantityType(identifier: typeName) else {
             throw DBusError(
                 name: ControlAPI.ErrorName.invalidArguments,
-                message: "unknown sample type '\(typeName)'; known: "
+                message: "unknown sample type \(typeName.quotedExcerpt()); known: "
                     + QuantityType.known.map(\.identifier).joined(separator: ", ")
             )
         }
-        guard let interval = Self.interval(intervalName) else {
-            throw DBusError(
-                name: ControlAPI.ErrorName.invalidArguments,
-                message: "unknown interval '\(intervalName)'; use a number and m, h, d or w, like 1m, 1h, 1d"
-            )
+        let interval: StatisticsInterval
+        do {
+            interval = try StatisticsRequest.interval(intervalName)
+            let from = try StatisticsRequest.date(try call.argument(2, "from").double ?? .nan, "from")
+            let to = try StatisticsRequest.date(try call.argument(3, "to").double ?? .nan, "to")
+            try StatisticsRequest.checkRange(from: from, to: to, interval: interval)
+            return try await buckets(of: type, from: from, to: to, interval: interval)
+        } catch let refusal as StatisticsRequest.Refusal {
+            throw DBusError(name: ControlAPI.ErrorName.invalidArguments, message: refusal.message)
+        } catch let error as DBusError {
+            throw error
+        } catch {
+            throw DBusError(name: ControlAPI.ErrorName.store, message: "\(error)")
         }
-        let from = Date(timeIntervalSince1970: try call.argument(2, "from").double ?? 0)
-        let to = Date(timeIntervalSince1970: try call.argument(3, "to").double ?? 0)
-        guard from < to else {
-            throw DBusError(name: ControlAPI.ErrorName.invalidArguments, message: "'from' must be before 'to'")
-        }
+    }
+
+    private func buckets(
+        of type: QuantityType,
+        from: Date,
+        to: Date,
+        interval: StatisticsInterval
+    ) async throws(DBusError) -> [DBusValue] {
         let buckets = try await Self.storeCall {
             try await self.store.statisticsCollection(of: type, from: from, to: to, anchor: from, interval: interval)
         }
         return [.array(.propertyMap, buckets.map { .propertyMap(Self.values(of: $0)) })]
     }
 
-    /// `1m`, `15m`, `1h`, `1d`, `1w`.
-    static func interval(_ text: String) -> StatisticsInterval? {
-        guard let unit = text.last, let count = Int(text.dropLast()), count > 0 else { return nil }
-        switch unit {
-        case "m": return .minutes(count)
-        case "h": return .hours(count)
-        case "d": return .days(count)
-        case "w": return .weeks(count)
-        default: return nil
-        }
-    }
+    /// The most minutes `GetWorkout` charts: a week's.
+    static let chartMinutesLimit: Double = 7 * 24 * 60
 }

@@ -363,6 +363,25 @@ actor WorkoutManager: Service {
     /// A sample the user adds (water drunk, say), dated now.
     func addSample(type: QuantityType, quantity: Quantity) async throws(WorkoutCommandError) {
         let current = try ongoing()
+        guard let limit = UserSampleLimit.limit(for: type) else {
+            throw WorkoutCommandError(
+                .invalidArguments,
+                "\(type.identifier) comes from sensors and cannot be added by hand; known: "
+                    + QuantityType.known.filter { UserSampleLimit.limit(for: $0) != nil }.map(\.identifier).joined(
+                        separator: ", "
+                    )
+            )
+        }
+        let value: Double
+        do {
+            value = try quantity.doubleValue(for: limit.unit)
+        } catch {
+            throw WorkoutCommandError(.invalidArguments, "\(error)")
+        }
+        let total = await current.builder.statistics(for: type)?.sumQuantity()?.value ?? 0
+        if let refusal = limit.refusal(of: value, total: total, type: type) {
+            throw WorkoutCommandError(.invalidArguments, refusal)
+        }
         let now = clock.now()
         do {
             // What the user adds is collected whenever the configuration enables its type.

@@ -36,7 +36,7 @@ struct StatusCommand: AsyncParsableCommand {
             }
         }
         if let bpm = heartRate["bpm"]?.number, let age = heartRate["age"]?.number {
-            print("Heart rate: \(Int(bpm)) bpm (\(age < 1 ? "now" : "\(Int(age)) s ago"))")
+            print("Heart rate: \(WorkoutText.whole(bpm)) bpm (\(age < 1 ? "now" : "\(WorkoutText.whole(age)) s ago"))")
         } else {
             print("Heart rate: none (no sensor is sending)")
         }
@@ -68,7 +68,7 @@ struct SensorsCommand: AsyncParsableCommand {
             var parts = [sensor["name"]?.string ?? sensor["address"]?.string ?? "any heart-rate sensor"]
             if let address = sensor["address"]?.string, sensor["name"] != nil { parts.append(address) }
             parts.append(sensor["state"]?.string ?? "?")
-            if let battery = sensor["battery"]?.number { parts.append("battery \(Int(battery))%") }
+            if let battery = sensor["battery"]?.number { parts.append("battery \(WorkoutText.whole(battery))%") }
             if let location = sensor["location"]?.string { parts.append(location) }
             if let contact = sensor["contact"]?.string { parts.append("contact \(contact)") }
             print("Sensor: " + parts.joined(separator: " · "))
@@ -153,11 +153,11 @@ struct WorkoutsCommand: AsyncParsableCommand {
             let statistics = values["statistics"]?.map ?? [:]
             if let heartRate = statistics["heartRate"]?.map {
                 let numbers = ["minimum", "average", "maximum"].compactMap { key in
-                    heartRate[key]?.number.map { "\(key) \(Int($0.rounded()))" }
+                    heartRate[key]?.number.map { "\(key) \(WorkoutText.whole($0))" }
                 }
                 print("Heart rate (bpm): " + numbers.joined(separator: ", "))
             }
-            if let pauses = values["pauses"]?.number, pauses > 0 { print("Pauses: \(Int(pauses))") }
+            if let pauses = values["pauses"]?.number, pauses > 0 { print("Pauses: \(WorkoutText.whole(pauses))") }
             print("Heart rate per minute:")
             let perMinute = (values["heartRatePerMinute"]?.array ?? []).map { $0.double ?? .nan }
             for line in WorkoutText.chart(perMinute) { print(line) }
@@ -222,11 +222,11 @@ struct StatsCommand: AsyncParsableCommand {
             } else {
                 for key in ["average", "minimum", "maximum"] {
                     if let value = bucket[key]?.number {
-                        parts.append("\(key == "average" ? "avg" : String(key.prefix(3))) \(Int(value.rounded()))")
+                        parts.append("\(key == "average" ? "avg" : String(key.prefix(3))) \(WorkoutText.whole(value))")
                     }
                 }
             }
-            if let count = bucket["count"]?.number { parts.append("\(Int(count)) readings") }
+            if let count = bucket["count"]?.number { parts.append("\(WorkoutText.whole(count)) readings") }
             print(parts.joined(separator: "  "))
         }
     }

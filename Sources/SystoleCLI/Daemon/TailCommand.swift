@@ -117,7 +117,7 @@ enum LiveLogText {
         if let bpm = object["bpm"] as? Int { parts.append("bpm=\(bpm)") }
         if let contact = object["contact"] as? Bool { parts.append("contact=\(contact ? "yes" : "no")") }
         if let rr = object["rr"] as? [Double], !rr.isEmpty {
-            parts.append("rr=" + rr.map { String(Int($0.rounded())) }.joined(separator: ","))
+            parts.append("rr=" + rr.map(WorkoutText.whole).joined(separator: ","))
         }
         if let energy = object["energy"] as? Int { parts.append("energy=\(energy)kJ") }
         if let state = object["state"] as? String { parts.append("state=\(state)") }

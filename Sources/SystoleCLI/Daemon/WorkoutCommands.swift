@@ -149,7 +149,7 @@ struct AddCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard Self.types[type] != nil else { throw ValidationError("add takes water or energy, not '\(type)'") }
-        guard let (value, _) = Self.parse(amount), value > 0 else {
+        guard let (value, _) = Self.parse(amount), value > 0, value.isFinite else {
             throw ValidationError("'\(amount)' is not an amount with a unit, like 250ml, 0.5l, 50kcal or 200kJ")
         }
     }

@@ -4,6 +4,13 @@ import Foundation
 
 /// How workouts read in the terminal.
 enum WorkoutText {
+    /// A value the daemon sent, rounded to a whole number, or `?` when it is not a number a whole number can
+    /// hold (the CLI shows what it reads and never traps on it).
+    static func whole(_ value: Double) -> String {
+        guard value.isFinite, abs(value) < 1e15 else { return "?" }
+        return String(Int(value.rounded()))
+    }
+
     /// `running · 00:23:10 · avg 142 bpm · max 171 bpm · 350 kJ · 500 mL water · 3FF98E27`.
     static func summary(_ workout: [String: DBusValue]) -> String {
         var parts: [String] = []
@@ -11,13 +18,13 @@ enum WorkoutText {
         parts.append(formatElapsed(workout["duration"]?.number ?? workout["elapsed"]?.number ?? 0))
         let statistics = workout["statistics"]?.map ?? [:]
         let heartRate = statistics["heartRate"]?.map ?? workout["heartRate"]?.map ?? [:]
-        if let average = heartRate["average"]?.number { parts.append("avg \(Int(average.rounded())) bpm") }
-        if let maximum = heartRate["maximum"]?.number { parts.append("max \(Int(maximum.rounded())) bpm") }
+        if let average = heartRate["average"]?.number { parts.append("avg \(whole(average)) bpm") }
+        if let maximum = heartRate["maximum"]?.number { parts.append("max \(whole(maximum)) bpm") }
         if let energy = statistics["activeEnergyBurned"]?.map["sum"]?.number {
-            parts.append("\(Int(energy.rounded())) kJ")
+            parts.append("\(whole(energy)) kJ")
         }
         if let water = statistics["dietaryWater"]?.map["sum"]?.number {
-            parts.append("\(Int(water.rounded())) mL water")
+            parts.append("\(whole(water)) mL water")
         }
         if let id = workout["id"]?.string { parts.append(String(id.prefix(8))) }
         return parts.joined(separator: " · ")
@@ -31,7 +38,8 @@ enum WorkoutText {
     /// A bar chart of heart rate per minute, one row per minute: `  12 ████████████▌ 142`. Minutes without
     /// heart rate show no bar (never a made-up value).
     static func chart(_ perMinute: [Double], width: Int = 50) -> [String] {
-        let values = perMinute.filter { $0.isFinite }
+        // Values a chart can place: finite, and far from the ends of Double's range, whose differences would not be.
+        let values = perMinute.filter { $0.isFinite && abs($0) < 1e15 }
         guard let low = values.min(), let high = values.max() else { return ["(no heart rate recorded)"] }
         // The axis starts a little below the lowest minute, so differences show.
         let floor = max(0, (low - 10).rounded(.down))
@@ -39,10 +47,13 @@ enum WorkoutText {
         let blocks = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"]
         return perMinute.enumerated().map { minute, value in
             let label = String(format: "%4d ", minute + 1)
-            guard value.isFinite else { return label + "·" }
-            let eighths = Int(((value - floor) / span * Double(width * 8)).rounded())
+            let fraction = (value - floor) / span
+            guard value.isFinite, abs(value) < 1e15, fraction.isFinite, fraction >= 0, fraction <= 1 else {
+                return label + "·"
+            }
+            let eighths = Int((fraction * Double(width * 8)).rounded())
             let bar = String(repeating: "█", count: eighths / 8) + blocks[eighths % 8]
-            return label + bar + " \(Int(value.rounded()))"
+            return label + bar + " \(whole(value))"
         }
     }
 }

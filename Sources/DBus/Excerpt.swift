@@ -1,0 +1,26 @@
+extension StringProtocol {
+    /// The text as an error message may repeat it back: in single quotes, control characters escaped
+    /// (`\u{1B}`), and cut after `maximum` characters with the full length in bytes, so that a caller who sent a
+    /// megabyte gets a line back, not the megabyte, and no terminal or log reads an escape sequence it chose.
+    ///
+    /// `'abc'`, `'aaaaaaaa…' (1048576 bytes)`.
+    public func quotedExcerpt(maximum: Int = 64) -> String {
+        var result = "'"
+        var count = 0
+        for character in self {
+            guard count < maximum else {
+                return result + "…' (\(utf8.count) bytes)"
+            }
+            for scalar in character.unicodeScalars {
+                switch scalar.properties.generalCategory {
+                case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .unassigned, .surrogate:
+                    result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+                default:
+                    result.unicodeScalars.append(scalar)
+                }
+            }
+            count += 1
+        }
+        return result + "'"
+    }
+}
