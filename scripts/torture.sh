@@ -59,7 +59,7 @@ RANDOM=$SEED
 
 if [ "$DISK_FULL" = 1 ]; then
   mkdir -p "$WORK/small"
-  mount -t tmpfs -o size=4M tmpfs "$WORK/small" || { echo "torture: FAIL: cannot mount a tmpfs (root needed)" >&2; exit 1; }
+  mount -t tmpfs -o size=4M,mode=0750 tmpfs "$WORK/small" || { echo "torture: FAIL: cannot mount a tmpfs (root needed)" >&2; exit 1; }
   "$BIN/systole-sim" --bus "$BUS" --rate 4 > "$WORK/sim.out" &
   SIM_PID=$!
   for _ in $(seq 100); do grep -q '^ready' "$WORK/sim.out" 2> /dev/null && break; sleep 0.1; done

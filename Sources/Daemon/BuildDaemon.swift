@@ -53,9 +53,21 @@ public struct DaemonOptions: ParsableArguments {
                 throw DaemonConfiguration.Error(file: "--\(name)", line: 0, reason: error.text)
             }
         }
-        if let bus { configuration.bus = DBusBus(bus) }
-        if let store { configuration.storePath = store }
-        if let liveLog { configuration.liveLogPath = liveLog }
+        if let bus {
+            configuration.bus = try flag("bus") { () throws(DaemonConfiguration.Reason) in
+                try DaemonConfiguration.bus(bus)
+            }
+        }
+        if let store {
+            configuration.storePath = try flag("store") { () throws(DaemonConfiguration.Reason) in
+                try DaemonConfiguration.path(store, "store")
+            }
+        }
+        if let liveLog {
+            configuration.liveLogPath = try flag("live-log") { () throws(DaemonConfiguration.Reason) in
+                try DaemonConfiguration.path(liveLog, "live-log")
+            }
+        }
         if let adapter {
             configuration.adapter = try flag("adapter") { () throws(DaemonConfiguration.Reason) in
                 try DaemonConfiguration.adapter(adapter)
@@ -63,7 +75,7 @@ public struct DaemonOptions: ParsableArguments {
         }
         if !sensors.isEmpty {
             configuration.sensors = try flag("sensor") { () throws(DaemonConfiguration.Reason) in
-                try sensors.map { text throws(DaemonConfiguration.Reason) in try DaemonConfiguration.sensor(text) }
+                try DaemonConfiguration.sensors(sensors)
             }
         }
         return configuration

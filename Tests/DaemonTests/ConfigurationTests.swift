@@ -70,9 +70,9 @@ import WorkoutKit
             ("[logging]\npath = \"/x\"", 2, "unknown table [logging]; the only table is [live_log]"),
             ("bus = \"sytem\"", 1, "bus must be \"system\", \"session\" or a D-Bus address"),
             ("adapter = \"bluetooth0\"", 1, "adapter must be a name like \"hci0\""),
-            ("sensors = [\"12:34\"]", 1, "\"12:34\" is not a sensor: use an address like"),
+            ("sensors = [\"12:34\"]", 1, "'12:34' is not a sensor: use an address like"),
             ("sensors = []", 1, "sensors is empty"),
-            ("sample_types = [\"steps\"]", 1, "unknown sample type \"steps\"; known: heartRate"),
+            ("sample_types = [\"steps\"]", 1, "unknown sample type 'steps'; known: heartRate"),
             ("store = \"health.sqlite\"", 1, "store must be an absolute path"),
             ("\n\n[live_log]\nmax_size = \"big\"", 4, "max_size must be a whole number, not a string"),
             ("[live_log]\nprivacy = \"none\"", 2, "live_log.privacy must be \"full\" or \"duration-only\""),
@@ -128,5 +128,97 @@ import WorkoutKit
         let c = try DaemonConfiguration.load(path: example, environment: environment)
         #expect(c.bus == .system)
         #expect(c.sensors == [.any])
+    }
+
+    @Test func deeplyNestedArraysAreAnErrorNotACrash() {
+        let text = "sensors = " + String(repeating: "[", count: 200_000) + "\n"
+        let found = error(text)
+        #expect(found?.line == 1)
+        #expect(found?.reason == "arrays nest more than 8 deep; no setting uses nested arrays")
+    }
+
+    @Test(arguments: ["garbage:nothing", "garbage:path=/x", "unix:", "unix:path", ":", "tcp:host=localhost,port=x,"])
+    func aBusAddressLibdbusCannotUseIsAnErrorAtLoad(address: String) {
+        let found = error("bus = \"\(address)\"\n")
+        #expect(found?.line == 1, "\(address) was accepted")
+        #expect(found?.reason.hasPrefix("bus: '\(address)' is not a D-Bus address") == true, "\(found?.reason ?? "")")
+    }
+
+    @Test func busAddressesLibdbusUsesAreAccepted() throws {
+        for address in ["unix:path=/run/dbus/system_bus_socket", "unix:abstract=/tmp/x", "tcp:host=127.0.0.1,port=5"] {
+            #expect(try configuration("bus = \"\(address)\"\n").bus == .address(address))
+        }
+    }
+
+    @Test func aFolderGivenAsTheFileIsNamedAsSuch() {
+        let folder = FileManager.default.temporaryDirectory.path
+        #expect(
+            throws: DaemonConfiguration.Error(
+                file: folder,
+                line: 0,
+                reason: "is a folder, not a file; name the file, like /etc/systole/systoled.toml"
+            )
+        ) {
+            _ = try DaemonConfiguration.load(path: folder)
+        }
+    }
+
+    @Test func echoedValuesAreCutAndEscaped() {
+        let long = String(repeating: "x", count: 1 << 20)
+        for text in [
+            "adapter = \"\(long)\"\n", "bus = \"\(long)\"\n", "sensors = [\"\(long)\"]\n", "store = \"\(long)\"\n",
+            "store = \"/\(long)\"\n", "\(long) = 1\n", "x = \(long)\n", "adapter = \"\\u001b]0;owned\\u0007\"\n",
+        ] {
+            let found = error(text)
+            #expect(found != nil)
+            #expect((found?.reason.utf8.count ?? 0) < 400, "\(found?.reason.prefix(100) ?? "")")
+            #expect(found?.reason.unicodeScalars.contains { $0.value < 0x20 } == false)
+        }
+    }
+
+    @Test func pathsSensorsAndSizesHaveLimits() {
+        #expect(
+            error("store = \"/\(String(repeating: "a", count: 5000))\"\n")?.reason
+                == "store is longer than 4096 bytes, the longest path Linux opens"
+        )
+        let many = (0..<300).map { _ in "\"any\"" }.joined(separator: ", ")
+        #expect(error("sensors = [\(many)]\n")?.reason == "sensors lists 300 entries; at most 256 are kept connected")
+        #expect(
+            error("sensors = [\"A0:9E:1A:12:34:56\", \"a0:9e:1a:12:34:56\"]\n")?.reason
+                == "A0:9E:1A:12:34:56 is listed twice in sensors; list each sensor once"
+        )
+        #expect(
+            error("[live_log]\nmax_size = 9223372036854775807\n")?.reason
+                == "live_log.max_size is in bytes and must be from 4096 to 1073741824 (1 GiB)"
+        )
+    }
+
+    @Test func aFileLargerThanAConfigurationIsRefusedBeforeItIsRead() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("big-\(UUID()).toml").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(repeating: UInt8(ascii: "#"), count: 1 << 20).write(to: URL(fileURLWithPath: path))
+        #expect(
+            throws: DaemonConfiguration.Error(
+                file: path,
+                line: 0,
+                reason: "is 1048576 bytes; a configuration is at most 65536 bytes"
+            )
+        ) {
+            _ = try DaemonConfiguration.load(path: path)
+        }
+    }
+
+    @Test func flagsAreCheckedLikeTheFile() {
+        #expect(throws: DaemonConfiguration.Error.self) {
+            _ = try DaemonOptions.parse(["--config", "/dev/null", "--bus", "garbage:nothing"]).configuration()
+        }
+        #expect(throws: DaemonConfiguration.Error.self) {
+            _ = try DaemonOptions.parse(["--config", "/dev/null", "--store", "relative.sqlite"]).configuration()
+        }
+        #expect(throws: DaemonConfiguration.Error.self) {
+            _ = try DaemonOptions.parse([
+                "--config", "/dev/null", "--live-log", "/" + String(repeating: "a", count: 5000),
+            ]).configuration()
+        }
     }
 }

@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import Foundation
+import Glibc
 import WorkoutKit
 
 /// What systoled runs with: read from a TOML file (default `/etc/systole/systoled.toml`), then overridden by
@@ -49,6 +50,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     /// The default configuration file.
     public static let defaultPath = "/etc/systole/systoled.toml"
+    /// The largest configuration file read (a real one is a few hundred bytes).
+    public static let maximumFileSize = 64 * 1024
+    /// The longest path accepted for the store and the live log (Linux's PATH_MAX).
+    public static let maximumPathLength = 4096
 
     /// Defaults, with the store and live log under the directories systemd gives the service
     /// (`$STATE_DIRECTORY`, `$LOGS_DIRECTORY`), else under /var/lib/systole and /var/log/systole.
@@ -77,8 +82,24 @@ public struct DaemonConfiguration: Sendable, Equatable {
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(Error) -> DaemonConfiguration {
         var configuration = DaemonConfiguration(environment: environment)
-        // Read through a handle, so a device such as /dev/null (no configuration) reads as empty.
-        guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.readToEnd() ?? Data() else {
+        var status = stat()
+        if stat(path, &status) == 0 {
+            if status.st_mode & S_IFMT == S_IFDIR {
+                throw Error(file: path, line: 0, reason: "is a folder, not a file; name the file, like \(defaultPath)")
+            }
+            if status.st_mode & S_IFMT == S_IFREG, status.st_size > maximumFileSize {
+                throw Error(
+                    file: path,
+                    line: 0,
+                    reason: "is \(status.st_size) bytes; a configuration is at most \(maximumFileSize) bytes"
+                )
+            }
+        }
+        // Read through a handle, so a device such as /dev/null (no configuration) reads as empty; at most one
+        // byte more than the limit, so a device that never ends cannot fill memory.
+        guard let handle = FileHandle(forReadingAtPath: path),
+            let data = try? handle.read(upToCount: maximumFileSize + 1) ?? Data()
+        else {
             if optional, !FileManager.default.fileExists(atPath: path) { return configuration }
             throw Error(
                 file: path,
@@ -86,6 +107,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 reason: FileManager.default.fileExists(atPath: path)
                     ? "cannot be read (check its permissions)"
                     : "does not exist; create it (see systemd/systoled.toml.example) or leave out --config"
+            )
+        }
+        guard data.count <= maximumFileSize else {
+            throw Error(
+                file: path,
+                line: 0,
+                reason: "is longer than \(maximumFileSize) bytes, the most a configuration may be"
             )
         }
         guard let text = String(data: data, encoding: .utf8) else {
@@ -123,19 +151,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
     private mutating func apply(_ entry: TOML.Entry) throws(Reason) {
         switch (entry.table, entry.key) {
         case ("", "bus"):
-            let text = try string(entry)
-            guard ["system", "session"].contains(text) || text.contains(":") else {
-                throw Reason(
-                    "bus must be \"system\", \"session\" or a D-Bus address like \"unix:path=/run/dbus/system_bus_socket\", not \"\(text)\""
-                )
-            }
-            bus = DBusBus(text)
+            bus = try Self.bus(try string(entry))
         case ("", "adapter"):
             adapter = try Self.adapter(try string(entry))
         case ("", "store"):
             storePath = try path(entry)
         case ("", "sensors"):
-            sensors = try strings(entry).map { text throws(Reason) in try Self.sensor(text) }
+            sensors = try Self.sensors(try strings(entry))
             guard !sensors.isEmpty else {
                 throw Reason("sensors is empty: list addresses, or \"any\" for the first heart-rate sensor seen")
             }
@@ -144,7 +166,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             for text in try strings(entry) {
                 guard let type = SampleType(identifier: text) else {
                     throw Reason(
-                        "unknown sample type \"\(text)\"; known: heartRate, heartbeatSeries, activeEnergyBurned, dietaryWater"
+                        "unknown sample type \(text.quotedExcerpt()); known: heartRate, heartbeatSeries, activeEnergyBurned, dietaryWater"
                     )
                 }
                 types.insert(type)
@@ -155,12 +177,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case ("live_log", "format"):
             let text = try string(entry)
             guard let format = LiveLogFormat(rawValue: text) else {
-                throw Reason("live_log.format must be \"text\" or \"json\", not \"\(text)\"")
+                throw Reason("live_log.format must be \"text\" or \"json\", not \(text.quotedExcerpt())")
             }
             liveLogFormat = format
         case ("live_log", "max_size"):
             let size = try integer(entry)
-            guard size >= 4096 else { throw Reason("live_log.max_size is in bytes and must be at least 4096") }
+            guard (4096...(1 << 30)).contains(size) else {
+                throw Reason("live_log.max_size is in bytes and must be from 4096 to 1073741824 (1 GiB)")
+            }
             liveLogMaximumSize = size
         case ("live_log", "keep"):
             let keep = try integer(entry)
@@ -169,7 +193,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case ("live_log", "privacy"):
             let text = try string(entry)
             guard let privacy = Privacy(rawValue: text) else {
-                throw Reason("live_log.privacy must be \"full\" or \"duration-only\", not \"\(text)\"")
+                throw Reason("live_log.privacy must be \"full\" or \"duration-only\", not \(text.quotedExcerpt())")
             }
             self.privacy = privacy
         case ("", let key):
@@ -183,12 +207,52 @@ public struct DaemonConfiguration: Sendable, Equatable {
         }
     }
 
-    /// Checks an adapter name (`hci0`).
-    static func adapter(_ text: String) throws(Reason) -> String {
-        guard text.hasPrefix("hci"), let number = Int(text.dropFirst(3)), number >= 0 else {
-            throw Reason("adapter must be a name like \"hci0\" (see 'bluetoothctl list'), not \"\(text)\"")
+    /// Parses a bus: `system`, `session` or a D-Bus address libdbus can parse, with a transport it can connect to.
+    static func bus(_ text: String) throws(Reason) -> DBusBus {
+        guard ["system", "session"].contains(text) || text.contains(":") else {
+            throw Reason(
+                "bus must be \"system\", \"session\" or a D-Bus address like "
+                    + "\"unix:path=/run/dbus/system_bus_socket\", not \(text.quotedExcerpt())"
+            )
+        }
+        do {
+            return try DBusBus.parse(text)
+        } catch {
+            throw Reason("bus: \(error.message)")
+        }
+    }
+
+    /// Checks a path for the store or the live log: absolute and no longer than ``maximumPathLength``.
+    static func path(_ text: String, _ name: String) throws(Reason) -> String {
+        guard text.hasPrefix("/") else { throw Reason("\(name) must be an absolute path, not \(text.quotedExcerpt())") }
+        guard text.utf8.count <= maximumPathLength, !text.utf8.contains(0) else {
+            throw Reason("\(name) is longer than \(maximumPathLength) bytes, the longest path Linux opens")
         }
         return text
+    }
+
+    /// Checks an adapter name (`hci0`).
+    static func adapter(_ text: String) throws(Reason) -> String {
+        guard text.hasPrefix("hci"), text.utf8.count <= 8, let number = Int(text.dropFirst(3)), number >= 0 else {
+            throw Reason("adapter must be a name like \"hci0\" (see 'bluetoothctl list'), not \(text.quotedExcerpt())")
+        }
+        return text
+    }
+
+    /// The most sensors one systoled keeps connected (one adapter manages far fewer connections).
+    public static let maximumSensors = 256
+
+    /// Parses the sensor list: each entry `any` or an address, no address twice, at most ``maximumSensors``.
+    static func sensors(_ texts: [String]) throws(Reason) -> [Sensor] {
+        guard texts.count <= maximumSensors else {
+            throw Reason("sensors lists \(texts.count) entries; at most \(maximumSensors) are kept connected")
+        }
+        let sensors = try texts.map { text throws(Reason) in try sensor(text) }
+        var seen: Set<String> = []
+        for case .address(let address) in sensors where !seen.insert(address.description).inserted {
+            throw Reason("\(address) is listed twice in sensors; list each sensor once")
+        }
+        return sensors
     }
 
     /// Parses a sensor: `any` or a Bluetooth address.
@@ -198,7 +262,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             return .address(try BluetoothAddress(text))
         } catch {
             throw Reason(
-                "\"\(text)\" is not a sensor: use an address like \"A0:9E:1A:12:34:56\" (see 'systole scan') or \"any\""
+                "\(text.quotedExcerpt()) is not a sensor: use an address like \"A0:9E:1A:12:34:56\" (see 'systole scan') or \"any\""
             )
         }
     }
@@ -211,9 +275,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     }
 
     private func path(_ entry: TOML.Entry) throws(Reason) -> String {
-        let text = try string(entry)
-        guard text.hasPrefix("/") else { throw Reason("\(entry.key) must be an absolute path, not \"\(text)\"") }
-        return text
+        try Self.path(try string(entry), entry.key)
     }
 
     private func integer(_ entry: TOML.Entry) throws(Reason) -> Int {

@@ -1,3 +1,4 @@
+import DBus
 import Foundation
 
 /// The part of TOML systoled's configuration uses, read with the line of every value so an error can name it:
@@ -47,6 +48,8 @@ enum TOML {
         let bytes: [UInt8]
         var index = 0
         var line = 1
+        var depth = 0
+        static let maximumDepth = 8
 
         init(_ text: String) { bytes = Array(text.utf8) }
 
@@ -133,7 +136,14 @@ enum TOML {
         }
 
         mutating func key() throws(SyntaxError) -> String {
-            if current == UInt8(ascii: "\"") { return try basicString() }
+            if current == UInt8(ascii: "\"") {
+                // Errors repeat a key back: keep it short and printable.
+                let name = try basicString()
+                guard name.utf8.count <= 64,
+                    !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+                else { throw error("a quoted setting name must be at most 64 printable characters") }
+                return name
+            }
             var name: [UInt8] = []
             while let c = current,
                 (c >= UInt8(ascii: "a") && c <= UInt8(ascii: "z")) || (c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z"))
@@ -144,6 +154,7 @@ enum TOML {
                 advance()
             }
             guard !name.isEmpty else { throw error("expected a setting name (letters, digits, '_' or '-')") }
+            guard name.count <= 64 else { throw error("a setting name is at most 64 characters long") }
             return String(decoding: name, as: UTF8.self)
         }
 
@@ -158,6 +169,12 @@ enum TOML {
         }
 
         mutating func array() throws(SyntaxError) -> Value {
+            // Every nested array is a level of recursion: a file of `[[[[…` must end in an error, not a crash.
+            guard depth < Self.maximumDepth else {
+                throw error("arrays nest more than \(Self.maximumDepth) deep; no setting uses nested arrays")
+            }
+            depth += 1
+            defer { depth -= 1 }
             advance()
             var values: [Value] = []
             while true {
@@ -256,7 +273,7 @@ enum TOML {
             if let float = Double(digits), digits.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) {
                 return .float(float)
             }
-            throw error("'\(text)' is not a value: strings need quotes, e.g. \"\(text)\"")
+            throw error("\(text.quotedExcerpt()) is not a value: strings need quotes")
         }
     }
 }
