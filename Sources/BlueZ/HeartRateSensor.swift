@@ -31,6 +31,12 @@ public final class HeartRateSensor: Sendable {
         public var pairsWhenRequired = true
         /// Register a `GattProfile1` for 0x180D so bluetoothd auto-connects the sensor when it advertises.
         public var registersAutoConnectProfile = true
+        /// The agent that pairs (``PairingAgent/pair(_:timeout:)``: a window for this sensor alone); nil: a plain
+        /// `Pair()`, answered by whatever agent bluetoothd picks.
+        public var agent: PairingAgent?
+        /// Shared with the other sensors of the same owner so that each keeps a different sensor (see
+        /// ``SensorClaims``); nil: this sensor takes whichever matches, even one another sensor has.
+        public var claims: SensorClaims?
 
         public init(adapter: String? = nil) {
             self.adapter = adapter
@@ -74,7 +80,10 @@ public final class HeartRateSensor: Sendable {
         self.options = options
         observer = nil
         (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
-        if case .address(let address) = target { state.withLock { $0.chosen = address } }
+        if case .address(let address) = target {
+            state.withLock { $0.chosen = address }
+            options.claims?.reserve(address)
+        }
     }
 
     /// A sensor whose events go to `observer` as they happen instead of to ``events`` (which then ends at once).
@@ -94,7 +103,10 @@ public final class HeartRateSensor: Sendable {
         self.observer = observer
         (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         continuation.finish()
-        if case .address(let address) = target { state.withLock { $0.chosen = address } }
+        if case .address(let address) = target {
+            state.withLock { $0.chosen = address }
+            options.claims?.reserve(address)
+        }
     }
 
     public var counters: Counters { state.withLock { $0.counters } }
@@ -118,7 +130,10 @@ public final class HeartRateSensor: Sendable {
 
     /// Keeps the sensor connected until the task is cancelled; then ends ``events``.
     public func run() async {
-        defer { continuation.finish() }
+        defer {
+            options.claims?.release(ObjectIdentifier(self))
+            continuation.finish()
+        }
         var attempt = 0
         // A registration lives as long as the bluetoothd it was made with: register again after a restart.
         var profileRegisteredOn: (adapter: String, generation: Int)?
@@ -270,8 +285,19 @@ public final class HeartRateSensor: Sendable {
         let devices = adapter.devices
         if let chosen = address { return devices.first { $0.address == chosen } }
         let candidates = devices.filter(\.isHeartRateSensor)
-        return candidates.first(where: \.isConnected) ?? candidates.first(where: \.isPaired)
-            ?? candidates.first(where: { $0.rssi != nil })
+        guard let claims = options.claims else {
+            return candidates.first(where: \.isConnected) ?? candidates.first(where: \.isPaired)
+                ?? candidates.first(where: { $0.rssi != nil })
+        }
+        // The same preference, among the sensors no other entry has or is configured with; the choice is claimed
+        // at once, so another "any" sensor looking at the same moment takes a different one.
+        let preferred =
+            candidates.filter(\.isConnected) + candidates.filter(\.isPaired) + candidates.filter { $0.rssi != nil }
+        guard let claimed = claims.claimFirst(of: preferred.compactMap(\.address), for: ObjectIdentifier(self)) else {
+            return nil
+        }
+        state.withLock { $0.chosen = claimed }
+        return devices.first { $0.address == claimed }
     }
 
     /// Waits for ServicesResolved and then for 0x2A37 to be in the cache: bluetoothd 5.66 signals
@@ -352,7 +378,11 @@ public final class HeartRateSensor: Sendable {
         let needsPairing = [BlueZError.Kind.notPermitted, .notAuthorized, .authenticationFailed].contains(refusal.kind)
         guard options.pairsWhenRequired, needsPairing, !device.isPaired else { throw refusal }
         report(.pairing)
-        try await device.pair()
+        if let agent = options.agent {
+            try await agent.pair(device)
+        } else {
+            try await device.pair()
+        }
         return try await measurement.notifications(onValue: onValue)
     }
 

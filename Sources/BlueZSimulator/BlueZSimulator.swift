@@ -24,7 +24,14 @@ public actor BlueZSimulator {
     var devices: [String: SimulatedDevice] = [:]
     /// Agents by the unique name of the client that registered them.
     var agents: [String: (path: String, capability: String)] = [:]
-    var defaultAgent: String?
+    /// Clients whose agents asked to be the default, the current default first: bluetoothd keeps a queue, so when
+    /// the default agent goes (UnregisterAgent, or its client leaves), the one before it is the default again.
+    var defaultAgents: [String] = []
+    /// Devices of the other side of a pairing, as bluetoothd shows them on the peripheral's adapter
+    /// (``Scenario/mirrorPairing``), by path.
+    var mirrorDevices: [String: DBusObject] = [:]
+    /// The connection of the test-only `org.systole.Simulator1` interface (independent of `org.bluez`).
+    var testConnection: DBusConnection?
     /// Registered GATT applications: (client, root) → profile UUIDs.
     var applications: [ApplicationKey: [String]] = [:]
     /// The `GattProfile1` objects of each application, told `Release` when it is unregistered.
@@ -92,6 +99,7 @@ public actor BlueZSimulator {
     public func start() async throws {
         start = .now
         try await comeUp()
+        await startTestInterface()
         for index in sensors.indices {
             let task = Task { [weak self] () -> Void in await self?.runSensor(index) }
             tasks.append(task)
@@ -104,6 +112,8 @@ public actor BlueZSimulator {
         for task in tasks { task.cancel() }
         tasks = []
         goDown()
+        testConnection?.close()
+        testConnection = nil
     }
 
     /// Simulates bluetoothd restarting: the name and every object go away, and come back after `downtime`
@@ -233,7 +243,8 @@ public actor BlueZSimulator {
         devices = [:]
         adapters = []
         agents = [:]
-        defaultAgent = nil
+        defaultAgents = []
+        mirrorDevices = [:]
         applications = [:]
         profilePaths = [:]
         for index in sensors.indices { sensors[index].connectedVia = nil }
@@ -263,7 +274,7 @@ public actor BlueZSimulator {
 
     func clientLeft(_ name: String) {
         agents.removeValue(forKey: name)
-        if defaultAgent == name { defaultAgent = nil }
+        defaultAgents.removeAll { $0 == name }
         applications = applications.filter { $0.key.owner != name }
         profilePaths = profilePaths.filter { $0.key.owner != name }
         updatePairable()
@@ -378,9 +389,12 @@ struct SimulatedSensor: Sendable {
     }
 
     /// Advertised service UUIDs.
-    var advertisedUUIDs: [String] { [BluetoothUUID.heartRateService.bluezString] }
+    var advertisedUUIDs: [String] {
+        [spec.model.isHeartRateSensor ? BluetoothUUID.heartRateService : BluetoothUUID(0x1812)].map(\.bluezString)
+    }
     /// Every service UUID, known once GATT services are resolved.
     var serviceUUIDs: [String] {
-        [BluetoothUUID(0x1801), .deviceInformationService, .heartRateService, .batteryService].map(\.bluezString)
+        let main = spec.model.isHeartRateSensor ? BluetoothUUID.heartRateService : BluetoothUUID(0x1812)
+        return [BluetoothUUID(0x1801), .deviceInformationService, main, .batteryService].map(\.bluezString)
     }
 }

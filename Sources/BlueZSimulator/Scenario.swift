@@ -21,6 +21,11 @@ public struct Scenario: Codable, Sendable, Equatable {
     /// Leave out `Connected: true` when a connection comes up, as bluetoothd 5.66 sometimes does (clients must
     /// rely on ServicesResolved). Off by default: bluetoothd signals it most of the time.
     public var quietConnected = false
+    /// Play the sensors as the real-stack VM does: as a second adapter of the same bluetoothd. Then the peripheral
+    /// side of a pairing, which did not call Pair(), asks the *default* agent to authorise the central (a device
+    /// on the last adapter whose address is the pairing adapter's), and the pairing fails when it refuses or
+    /// there is no default agent. Needs two adapters.
+    public var mirrorPairing = false
 
     public init() {}
 
@@ -166,7 +171,7 @@ extension Scenario {
             decoder,
             allowed: [
                 "seed", "adapters", "sensors", "restarts", "connectTimeout", "temporaryTimeout",
-                "gattObjectsBeforeResolved", "quietConnected",
+                "gattObjectsBeforeResolved", "quietConnected", "mirrorPairing",
             ]
         )
         try r.read("seed", into: &seed)
@@ -177,6 +182,7 @@ extension Scenario {
         try r.read("temporaryTimeout", into: &temporaryTimeout)
         try r.read("gattObjectsBeforeResolved", into: &gattObjectsBeforeResolved)
         try r.read("quietConnected", into: &quietConnected)
+        try r.read("mirrorPairing", into: &mirrorPairing)
     }
 }
 
@@ -306,6 +312,9 @@ extension Scenario {
 
     /// Checks values that decode but make no sense.
     public func validate() throws(Invalid) {
+        if mirrorPairing, adapters.count < 2 {
+            throw Invalid(description: "mirrorPairing needs two adapters: the central and the sensors' own")
+        }
         for (index, sensor) in sensors.enumerated() {
             let name = "sensors[\(index)]"
             guard sensor.count >= 1 else { throw Invalid(description: "\(name).count must be at least 1") }

@@ -1,4 +1,5 @@
-/// The kinds of heart-rate sensor the simulator plays, each behaving as that kind of device does.
+/// The kinds of device the simulator plays, each behaving as that kind of device does: heart-rate sensors, and a
+/// keyboard that is not one (for testing what a client lets near it).
 public enum SensorModel: String, Codable, Sendable, CaseIterable {
     /// A Polar H10-like chest strap: 1 Hz, contact detection, RR intervals, no energy field.
     case polarH10 = "polar-h10"
@@ -9,6 +10,9 @@ public enum SensorModel: String, Codable, Sendable, CaseIterable {
     /// Powerbeats Pro 2-like earbuds: one notification about every 5 s, heart rate only, and pairing required
     /// before notifications are allowed.
     case powerbeatsPro2 = "powerbeats-pro-2"
+    /// A Bluetooth keyboard, not a heart-rate sensor: it advertises HID over GATT (0x1812), has no Heart Rate
+    /// service and never notifies. What a hostile device next to a sensor looks like.
+    case keyboard
 
     /// Bluetooth SIG company identifier in its advertised manufacturer data.
     var companyID: UInt16 {
@@ -17,6 +21,7 @@ public enum SensorModel: String, Codable, Sendable, CaseIterable {
         case .garminHRM: 0x0087
         case .wahooTICKR: 0x01FC
         case .powerbeatsPro2: 0x004C
+        case .keyboard: 0x0006
         }
     }
 
@@ -27,6 +32,7 @@ public enum SensorModel: String, Codable, Sendable, CaseIterable {
         case .garminHRM: "Garmin"
         case .wahooTICKR: "Wahoo Fitness"
         case .powerbeatsPro2: "Apple Inc."
+        case .keyboard: "Microsoft"
         }
     }
 
@@ -37,6 +43,7 @@ public enum SensorModel: String, Codable, Sendable, CaseIterable {
         case .garminHRM: [0xC8, 0x3E, 0x99]
         case .wahooTICKR: [0xF0, 0x1C, 0x2D]
         case .powerbeatsPro2: [0x5C, 0x1B, 0xF4]
+        case .keyboard: [0xDC, 0x2C, 0x26]
         }
     }
 
@@ -47,6 +54,7 @@ public enum SensorModel: String, Codable, Sendable, CaseIterable {
         case .garminHRM: "HRM-Pro:" + String(serial % 1_000_000).leftPadded(to: 6)
         case .wahooTICKR: "TICKR " + hex(serial & 0xFFFF, digits: 4)
         case .powerbeatsPro2: "Powerbeats Pro 2"
+        case .keyboard: "Keyboard " + hex(serial & 0xFFFF, digits: 4)
         }
     }
 
@@ -58,8 +66,16 @@ public enum SensorModel: String, Codable, Sendable, CaseIterable {
     /// Body Sensor Location (0x2A38): chest for straps, ear lobe for earbuds.
     var bodySensorLocation: UInt8 { self == .powerbeatsPro2 ? 5 : 1 }
     var addressType: String { self == .powerbeatsPro2 ? "random" : "public" }
-    /// GAP appearance: 0x0341 heart-rate belt, 0x0941 earbud.
-    var appearance: UInt16 { self == .powerbeatsPro2 ? 0x0941 : 0x0341 }
+    /// GAP appearance: 0x0341 heart-rate belt, 0x0941 earbud, 0x03C1 keyboard.
+    var appearance: UInt16 {
+        switch self {
+        case .powerbeatsPro2: 0x0941
+        case .keyboard: 0x03C1
+        default: 0x0341
+        }
+    }
+    /// Whether it offers the Heart Rate service (0x180D).
+    var isHeartRateSensor: Bool { self != .keyboard }
 }
 
 func hex(_ value: UInt32, digits: Int) -> String {

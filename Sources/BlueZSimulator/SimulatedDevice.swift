@@ -198,6 +198,11 @@ extension BlueZSimulator {
         }
         // A new GATT database is announced after ServicesResolved, in bluetoothd's next main-loop turns (or
         // before, as bluetoothd also does), and kept across disconnects (BlueZ's GATT cache). Battery1 comes last.
+        // A device without the Heart Rate service (the keyboard) resolves with no GATT objects played.
+        guard sensors[device.sensor].spec.model.isHeartRateSensor else {
+            setDevice(path, changes)
+            return
+        }
         guard device.gatt == nil else {
             setDevice(path, changes)
             addBattery(path)
@@ -301,6 +306,11 @@ extension BlueZSimulator {
             throw SimError.make("AuthenticationFailed", "Authentication Failed")
         }
         try? await Task.sleep(for: .milliseconds(50))
+        // Just Works started by Pair(): bluetoothd accepts it without asking the pairing client's agent (the
+        // call is the user's consent; BlueZ ≥ 5.55, device_confirm_passkey). The other side may ask its own.
+        if scenario.mirrorPairing {
+            try await askPeripheralSide(pairing: path)
+        }
         guard devices[path]?.pairing == true else {
             throw SimError.make("AuthenticationCanceled", "Authentication Canceled")
         }

@@ -109,13 +109,22 @@ extension BlueZSimulator {
     func unregisterAgent(client: String, path: String) throws(DBusError) {
         guard agents[client]?.path == path else { throw SimError.doesNotExist }
         agents.removeValue(forKey: client)
-        if defaultAgent == client { defaultAgent = nil }
+        defaultAgents.removeAll { $0 == client }
         updatePairable()
     }
 
+    /// Puts the agent at the head of the queue of default agents (BlueZ's `add_default_agent`); the one it
+    /// replaces is not told, and is the default again when this one goes.
     func requestDefaultAgent(client: String, path: String) throws(DBusError) {
         guard agents[client]?.path == path else { throw SimError.doesNotExist }
-        defaultAgent = client
+        defaultAgents.removeAll { $0 == client }
+        defaultAgents.insert(client, at: 0)
+    }
+
+    /// The default agent, as bluetoothd's `agent_get(NULL)` finds it.
+    var defaultAgent: (client: String, path: String)? {
+        guard let client = defaultAgents.first, let agent = agents[client] else { return nil }
+        return (client, agent.path)
     }
 
     // MARK: GattManager1

@@ -58,6 +58,7 @@ struct MonitorCommand: AsyncParsableCommand {
         }
         let target: SensorTarget = try address.map { .address(try BluetoothAddress($0)) } ?? .anyHeartRateSensor
         var options = HeartRateSensor.Options(adapter: adapter.name)
+        options.agent = agent
         options.discoveryTimeout = .seconds(10)
         let sensor = HeartRateSensor(client: client, target: target, options: options)
         let runner = Task { await sensor.run() }

@@ -26,7 +26,7 @@ struct SimulatorCommand: AsyncParsableCommand {
     @Option(help: "Number of sensors (without --scenario).")
     var sensors: Int?
 
-    @Option(help: "Sensor model: polar-h10, garmin-hrm, wahoo-tickr, powerbeats-pro-2 (without --scenario).")
+    @Option(help: "Device model: polar-h10, garmin-hrm, wahoo-tickr, powerbeats-pro-2, keyboard (without --scenario).")
     var model: SensorModel?
 
     @Option(help: "Heart-rate profile: steady, ramp or intervals (without --scenario).")

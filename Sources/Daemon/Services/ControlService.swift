@@ -136,6 +136,7 @@ final class ControlService: Service, Sendable {
         values["contact"] = status.contact.map(DBusValue.string)
         values["bpm"] = status.lastHeartRate.map { .uint32(UInt32(clamping: $0)) }
         values["lastReading"] = status.lastReadingDate.map { .double($0.timeIntervalSince1970) }
+        values["malformed"] = .uint32(UInt32(clamping: status.rejected.malformed))
         return values
     }
 
@@ -408,6 +409,16 @@ final class ControlService: Service, Sendable {
                 message: "bluetoothd does not know \(address): wake the sensor and run 'systole scan' first"
             )
         }
+        // Only sensors: pairing or forgetting a headset or keyboard is not systoled's to do.
+        guard device.isHeartRateSensor || sensors.isConfigured(address) else {
+            throw DBusError(
+                name: ControlAPI.ErrorName.invalidArguments,
+                message: "\(address) (\(device.alias ?? "unnamed")) is not a heart-rate sensor: it offers no Heart "
+                    + "Rate service (0x180D) and is not in systoled's sensors; systole pairs and forgets sensors only "
+                    + "(use bluetoothctl or your desktop's Bluetooth settings for other devices, or add its address "
+                    + "to sensors in systoled.toml if it is a sensor)"
+            )
+        }
         return device
     }
 
@@ -416,7 +427,7 @@ final class ControlService: Service, Sendable {
         try await bluetooth {
             if !device.isPaired {
                 do {
-                    try await device.pair()
+                    try await sensors.pair(device)
                 } catch {
                     // The sensor manager may be pairing the same sensor (earbuds ask for it): wait for that.
                     guard let refusal = error as? BlueZError,

@@ -18,6 +18,38 @@ public struct SensorStatus: Sendable, Equatable {
     public var contact: String?
     public var lastHeartRate: Int?
     public var lastReadingDate: Date?
+    /// Notifications received but not turned into readings, by reason.
+    public var rejected = RejectedNotifications()
+}
+
+/// A sensor's notifications that were received but not used, counted by reason since the daemon started.
+public struct RejectedNotifications: Sendable, Equatable {
+    /// Not a valid Heart Rate Measurement (cut short, or a length its flags do not announce).
+    public var malformed = 0
+
+    public init() {}
+}
+
+/// When to write a sensor's rejected notifications to the journal: the first at once, then at most one line per
+/// ``interval`` with the count since the previous line, so a sensor sending garbage cannot flood the journal (the
+/// exact counts are in `systole sensors`). A summary is written when a rejection comes after the interval.
+struct RejectionLogLimiter {
+    let interval: Duration
+    private var lastLine: ContinuousClock.Instant?
+    private var unreported = 0
+
+    init(interval: Duration = .seconds(60)) {
+        self.interval = interval
+    }
+
+    /// Counts one rejection at `now`; returns how many to report in a line now (this one included), or nil.
+    mutating func record(at now: ContinuousClock.Instant) -> Int? {
+        unreported += 1
+        if let lastLine, now - lastLine < interval { return nil }
+        lastLine = now
+        defer { unreported = 0 }
+        return unreported
+    }
 }
 
 /// A reading with the sensor it came from, as the daemon passes it around.
@@ -39,7 +71,11 @@ final class SensorManager: Service, Sendable {
     private let targets: [SensorTarget]
     private let options: HeartRateSensor.Options
     private let statuses: Mutex<[Int: SensorStatus]>
-    private let agent = PairingAgent()
+    /// Registered while the daemon runs, but bluetoothd's default agent only while we pair a sensor (see
+    /// ``PairingAgent``): the sensors' own pairing and `systole pair` go through it.
+    let agent: PairingAgent
+    /// Per sensor (by configuration index): when to log its malformed notifications.
+    private let malformedLog = Mutex<[Int: RejectionLogLimiter]>([:])
     /// Readings of the current bus wakeup not yet published (nil: none).
     private let heldReadings = Mutex<[DaemonReading]?>(nil)
 
@@ -48,6 +84,7 @@ final class SensorManager: Service, Sendable {
     init(client: BlueZClient, sensors: [DaemonConfiguration.Sensor], adapter: String?, logger: Logger) {
         self.logger = logger
         self.client = client
+        agent = PairingAgent { reason in logger.warning("refused a Bluetooth request: \(reason)") }
         targets = sensors.map { sensor in
             switch sensor {
             case .any: .anyHeartRateSensor
@@ -56,6 +93,12 @@ final class SensorManager: Service, Sendable {
         }
         var options = HeartRateSensor.Options(adapter: adapter)
         options.registersAutoConnectProfile = true
+        options.agent = agent
+        // Each entry keeps a sensor of its own: "any" entries skip configured addresses and each other's.
+        options.claims = SensorClaims()
+        for target in targets {
+            if case .address(let address) = target { options.claims?.reserve(address) }
+        }
         self.options = options
         statuses = Mutex(
             Dictionary(
@@ -89,6 +132,16 @@ final class SensorManager: Service, Sendable {
         }
         readings.finish()
         statusChanged.finish()
+    }
+
+    /// Whether `address` is one of the configured sensors' addresses.
+    func isConfigured(_ address: BluetoothAddress) -> Bool {
+        targets.contains(.address(address))
+    }
+
+    /// Pairs a sensor through our agent's window (one pairing at a time, the sensors' own included).
+    func pair(_ device: Device) async throws(BlueZError) {
+        try await agent.pair(device)
     }
 
     /// Our Just Works agent, registered whenever bluetoothd runs (it forgets agents when it restarts): pairing
@@ -128,10 +181,13 @@ final class SensorManager: Service, Sendable {
                 status.address = address.description
                 status.name = name
                 status.manufacturer = manufacturer
-            case .malformed, .energyExpendedReset:
+            case .malformed:
+                status.rejected.malformed += 1
+            case .energyExpendedReset:
                 break
             }
         }
+        if case .malformed(let payload, let error) = event { logMalformed(payload, error, index: index) }
         if case .reading(let reading) = event {
             let status = statuses.withLock { $0[index] }
             publish(
@@ -142,6 +198,23 @@ final class SensorManager: Service, Sendable {
                     bodyLocation: status?.bodyLocation
                 )
             )
+        }
+    }
+
+    private func logMalformed(_ payload: [UInt8], _ error: HeartRateMeasurement.DecodingError, index: Int) {
+        let count = malformedLog.withLock { $0[index, default: RejectionLogLimiter()].record(at: .now) }
+        guard let count else { return }
+        let address = statuses.withLock { $0[index]?.address } ?? "any"
+        if count == 1 {
+            let line =
+                "sensor \(address): skipped a malformed notification \(Hex.encode(payload)): \(error) (counted in "
+                + "'systole sensors'; further ones are logged at most once a minute)"
+            logger.warning("\(line)")
+        } else {
+            let line =
+                "sensor \(address): skipped \(count) malformed notifications in the last minute or more, the last "
+                + "\(Hex.encode(payload)): \(error)"
+            logger.warning("\(line)")
         }
     }
 
@@ -181,6 +254,7 @@ final class SensorManager: Service, Sendable {
             var significant = status
             significant.lastHeartRate = before.lastHeartRate
             significant.lastReadingDate = before.lastReadingDate
+            significant.rejected = before.rejected
             return significant != before
         }
         if changed { statusChanged.publish(()) }

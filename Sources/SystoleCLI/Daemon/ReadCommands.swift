@@ -71,6 +71,9 @@ struct SensorsCommand: AsyncParsableCommand {
             if let battery = sensor["battery"]?.number { parts.append("battery \(WorkoutText.whole(battery))%") }
             if let location = sensor["location"]?.string { parts.append(location) }
             if let contact = sensor["contact"]?.string { parts.append("contact \(contact)") }
+            if let malformed = sensor["malformed"]?.number, malformed > 0 {
+                parts.append("malformed \(Int(malformed)) (skipped notifications)")
+            }
             print("Sensor: " + parts.joined(separator: " · "))
         }
     }
