@@ -111,7 +111,12 @@ extension SQLiteHealthStore {
     ) -> [(start: Date, end: Date)] {
         // Callers check their ranges; these guards keep arithmetic that would overflow, or a calendar that cannot
         // step, from trapping or looping: such a request has no buckets.
-        let span = max(end.timeIntervalSince(start), 0) / interval.nominalLength
+        // Only the stretch that holds samples is walked, so that is what must be countable.
+        let walked = max(
+            min(end, occupied?.upperBound ?? end).timeIntervalSince(max(start, occupied?.lowerBound ?? start)),
+            0
+        )
+        let span = walked / interval.nominalLength
         let offset = (max(start, occupied?.lowerBound ?? start).timeIntervalSince(anchor) / interval.nominalLength)
         guard interval.nominalLength > 0, span.isFinite, offset.isFinite, span < maximumBuckets,
             abs(offset) < maximumBuckets * 1000

@@ -46,6 +46,16 @@ struct ControlAPIFuzzer {
         "9223372036854775807m", "1317624576693539402w", "A0:9E:1A:12:34:56", "00:00:00:00:00:00", "any", "",
     ]
 
+    static let intervals = [
+        "1m", "15m", "1h", "1d", "1w", "0m", "-1d", "1y", "9223372036854775807m", "1317624576693539402w",
+        "99999999999999999999d", "527041m", "367d",
+    ]
+
+    /// A time at the edges: beyond any calendar, not a number, or near now.
+    mutating func edgeTime() -> Double {
+        pick([-.infinity, .infinity, .nan, -1e300, 1e300, -1, 0, 2e9, 4_102_444_800, Date().timeIntervalSince1970])
+    }
+
     mutating func string() -> String {
         switch below(24) {
         case 0: return String(repeating: pick(["A", "é", "\u{1B}[2J", "\u{0}", "%s", "'"]), count: 1 + below(200_000))
@@ -113,6 +123,20 @@ struct ControlAPIFuzzer {
             }
             var arguments = types.map { value($0) }
             if method == "Scan" { arguments = [.double(pick([0, -1, .nan, .infinity, 61, 0.05]))] }
+            // The arguments whose arithmetic matters most get edge values more often than chance would give them.
+            if method == "Statistics", below(2) == 0 {
+                arguments = [
+                    .string(pick(["heartRate", "activeEnergyBurned", "dietaryWater"])),
+                    .string(pick(Self.intervals)), .double(edgeTime()), .double(edgeTime()),
+                ]
+            }
+            if method == "AddSample", below(2) == 0 {
+                arguments = [
+                    .string(pick(["heartRate", "activeEnergyBurned", "dietaryWater"])),
+                    .double(pick([1e308, .greatestFiniteMagnitude, 1e9, 5_000, 5_001, 1, .infinity, .nan, -1])),
+                    .string(pick(["count/min", "kcal", "kJ", "mL", "L"])),
+                ]
+            }
             return (ControlAPI.interface, method, arguments)
         }
     }

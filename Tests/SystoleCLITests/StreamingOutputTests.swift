@@ -41,12 +41,13 @@ import Testing
     @Test(arguments: [false, true]) func monitorWritesEachMeasurementIntoAPipeAsItArrives(json: Bool) async throws {
         let bus = try await PrivateBus.start()
         defer { bus.stop() }
-        let simulator = try await SimulatorProcess.start(bus: bus, ["--rate", "4"])
+        // One measurement a second: a block-buffered output would hold back the first dozens of lines.
+        let simulator = try await SimulatorProcess.start(bus: bus, ["--rate", "1"])
         defer { simulator.stop() }
         let address = try #require(simulator.addresses.first)
         let (line, running) = try await firstLineWhileRunning(
             ["monitor", address, "--bus", bus.address, "--seconds", "60"] + (json ? ["--json"] : []),
-            within: 15
+            within: 8
         )
         #expect(running, "monitor ended early")
         let first = try #require(line, "no measurement reached the pipe while monitor ran")
