@@ -413,7 +413,7 @@ final class ControlService: Service, Sendable {
         guard device.isHeartRateSensor || sensors.isConfigured(address) else {
             throw DBusError(
                 name: ControlAPI.ErrorName.invalidArguments,
-                message: "\(address) (\(device.alias ?? "unnamed")) is not a heart-rate sensor: it offers no Heart "
+                message: "\(address) (\(device.alias?.quotedExcerpt() ?? "unnamed")) is not a heart-rate sensor: it offers no Heart "
                     + "Rate service (0x180D) and is not in systoled's sensors; systole pairs and forgets sensors only "
                     + "(use bluetoothctl or your desktop's Bluetooth settings for other devices, or add its address "
                     + "to sensors in systoled.toml if it is a sensor)"
