@@ -334,14 +334,23 @@ public final class SQLiteHealthStore: HealthStore {
         )
     }
 
-    /// Finished workouts, oldest first, optionally of one activity and starting in a date range.
+    /// Finished workouts, oldest first, optionally of one activity, starting in a date range, and with an id that
+    /// begins with `idPrefix` (hex digits, dashes ignored, as `systole workouts show 2783E8B6` takes it).
     public func workouts(
         activity: WorkoutActivityType? = nil,
         from start: Date? = nil,
-        to end: Date? = nil
+        to end: Date? = nil,
+        idPrefix: String? = nil
     ) async throws -> [Workout] {
         var conditions: [String] = []
         var arguments: StatementArguments = []
+        if let idPrefix {
+            // Matched on the stored bytes, so only the matching workouts' bodies are decoded.
+            let hex = idPrefix.replacingOccurrences(of: "-", with: "").uppercased()
+            guard hex.count <= 32, hex.allSatisfy(\.isHexDigit) else { return [] }
+            conditions.append("hex(uuid) LIKE ?")
+            arguments += [hex + "%"]
+        }
         if let activity {
             conditions.append("activityType = ?")
             arguments += [activity.rawValue]

@@ -139,6 +139,13 @@ func recordWorkout(
         #expect(all[1].statistics(for: .heartRate)?.averageQuantity() == Quantity(121, .countPerMinute))
         #expect(try await store.workouts(activity: .running).count == 2)
         #expect(try await store.workouts(from: t0.addingTimeInterval(3600)).count == 2)
+        // By the start of the id, as `systole workouts show` takes it: dashes and case do not matter.
+        let id = all[1].id.uuidString
+        #expect(try await store.workouts(idPrefix: String(id.prefix(8)).lowercased()).map(\.id) == [all[1].id])
+        #expect(try await store.workouts(idPrefix: String(id.prefix(13))).map(\.id) == [all[1].id])
+        #expect(try await store.workouts(idPrefix: id).map(\.id) == [all[1].id])
+        #expect(try await store.workouts(idPrefix: "%").isEmpty)
+        #expect(try await store.workouts(idPrefix: "").count == 3)
         #expect(try await store.loadJournal() == nil)
     }
 

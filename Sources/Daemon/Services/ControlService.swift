@@ -413,7 +413,8 @@ final class ControlService: Service, Sendable {
         guard device.isHeartRateSensor || sensors.isConfigured(address) else {
             throw DBusError(
                 name: ControlAPI.ErrorName.invalidArguments,
-                message: "\(address) (\(device.alias?.quotedExcerpt() ?? "unnamed")) is not a heart-rate sensor: it offers no Heart "
+                message:
+                    "\(address) (\(device.alias?.quotedExcerpt() ?? "unnamed")) is not a heart-rate sensor: it offers no Heart "
                     + "Rate service (0x180D) and is not in systoled's sensors; systole pairs and forgets sensors only "
                     + "(use bluetoothctl or your desktop's Bluetooth settings for other devices, or add its address "
                     + "to sensors in systoled.toml if it is a sensor)"
@@ -450,8 +451,8 @@ final class ControlService: Service, Sendable {
 
     private func getWorkout(_ call: DBusMethodCall) async throws(DBusError) -> [DBusValue] {
         let text = try Self.text(call, 0, "a workout id")
-        let all = try await Self.storeCall { try await self.store.workouts() }
-        guard let workout = all.first(where: { $0.id.uuidString.lowercased().hasPrefix(text.lowercased()) }) else {
+        let matching = try await Self.storeCall { try await self.store.workouts(idPrefix: text) }
+        guard let workout = matching.first(where: { $0.id.uuidString.lowercased().hasPrefix(text.lowercased()) }) else {
             throw DBusError(
                 name: ControlAPI.ErrorName.notFound,
                 message: "no workout \(text.quotedExcerpt()); list them with 'systole workouts'"
