@@ -6,6 +6,7 @@
 #   dbus              dbus-daemon, for the private buses the tests start
 #   libsqlite3-dev    SQLite, which GRDB (the HealthStore) links
 #   python3-venv      the venv Benchmarks/ingest.sh installs bleak into (its smoke run is part of the tests)
+#   systemd           systemd-analyze, which scripts/check-unit.sh runs on the unit
 # With --vm, instead, what scripts/real-bluez/vm.sh boots and runs (the real Bluetooth stack in a VM):
 #   qemu-system-x86   the emulator (TCG: no KVM needed)
 #   linux-image-amd64 the guest kernel, with its bluetooth, hci_vhci and 9p modules in /lib/modules
@@ -19,7 +20,7 @@
 #
 # usage: scripts/install-deps.sh [--vm]
 set -euo pipefail
-packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev pkg-config dbus python3 python3-venv)
+packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev pkg-config dbus python3 python3-venv systemd)
 if [ "${1:-}" = --vm ]; then
   packages=(qemu-system-x86 linux-image-amd64 busybox-static cpio kmod dbus bluez bluez-test-tools
     bluez-test-scripts python3 python3-dbus python3-gi)
