@@ -117,7 +117,9 @@ let package = Package(
             dependencies: [
                 "HeartRateProfile",
                 .product(name: "PropertyBased", package: "swift-property-based"),
-            ]
+            ],
+            // The published payload vectors; scripts/fuzz-decoder.sh seeds its corpus from the same file.
+            resources: [.copy("Resources/hrm-vectors.json")]
         ),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BlueZSimulator", "SystoleTestSupport"]),
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "SystoleTestSupport"]),

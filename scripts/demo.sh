@@ -3,7 +3,8 @@
 # a private dbus-daemon; systole-sim playing bluetoothd with a Polar H10-like strap running intervals; systoled
 # (the real daemon) with its store and live log in a temporary folder; and a short workout run with the systole
 # CLI as a user would: start (with its countdown), a pause, resume, end, then the summary and per-minute chart.
-# The live bpm log scrolls by while the workout runs.
+# The live bpm log scrolls by while the workout runs. It ends on its own (status 0 when every step worked) and stops
+# everything it started: the bus, the simulator, systoled and the log's reader.
 #
 # usage: scripts/demo.sh [seconds of workout, default 30]
 set -euo pipefail
@@ -18,10 +19,21 @@ BIN=$(swift build --show-bin-path)
 
 source scripts/lib/private-bus.sh
 WORK=$(mktemp -d /tmp/systole-demo.XXXXXX)
+# stop PID...: asks each process to stop, gives it ten seconds (systoled commits and closes its store) and then
+# kills it, and reaps it. Each is named by its PID: a bare `wait` would also wait for the simulator, which only
+# stops when told to, and the demo would never end.
+stop() {
+  local pid
+  for pid in "$@"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "$@"; do
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+}
 cleanup() {
-  [ -n "${TAIL_PID:-}" ] && kill "$TAIL_PID" 2>/dev/null || true
-  [ -n "${DAEMON_PID:-}" ] && kill "$DAEMON_PID" 2>/dev/null || true
-  wait 2>/dev/null || true
+  stop ${TAIL_PID:-} ${PREFIX_PID:-} ${DAEMON_PID:-} ${SIM_PID:-}
+  SIM_PID=
   cleanup_private_run
 }
 trap cleanup EXIT
@@ -58,7 +70,12 @@ echo "== systole start --activity running --location outdoor"
 "$BIN/systole" start --activity running --location outdoor
 echo
 echo "== the live bpm log (systole tail -f) while the workout runs"
-"$BIN/systole" tail -f -n 0 --file "$WORK/logs/live.log" | sed -u 's/^/   /' &
+# Through a FIFO rather than a pipe, so both processes have a PID to stop: in `a | b &` only b's is known, and a
+# stopped b leaves a running until its next write.
+mkfifo "$WORK/tail.fifo"
+sed -u 's/^/   /' < "$WORK/tail.fifo" &
+PREFIX_PID=$!
+"$BIN/systole" tail -f -n 0 --file "$WORK/logs/live.log" > "$WORK/tail.fifo" &
 TAIL_PID=$!
 third=$(( SECONDS_OF_WORKOUT / 3 ))
 sleep "$third"
@@ -70,9 +87,8 @@ echo "== systole resume"
 sleep $(( SECONDS_OF_WORKOUT - third ))
 echo "== systole add water 250ml"
 "$BIN/systole" add water 250ml
-kill "$TAIL_PID" 2>/dev/null || true
-wait "$TAIL_PID" 2>/dev/null || true
-TAIL_PID=
+stop "$TAIL_PID" "$PREFIX_PID"
+TAIL_PID= PREFIX_PID=
 echo
 echo "== systole end"
 "$BIN/systole" end

@@ -4,7 +4,8 @@
 # usage: scripts/fuzz-decoder.sh [seconds]      (default 60)
 #
 # Builds Fuzz/DecoderFuzzer.swift with the HeartRateProfile sources under -sanitize=fuzzer,address, seeds the
-# corpus with every payload in ../shared/testdata/hrm-vectors.json, and runs for the given time on one core.
+# corpus with every payload in the project's vectors (Tests/HeartRateProfileTests/Resources/hrm-vectors.json), and
+# runs for the given time on one core.
 # Exits non-zero when libFuzzer finds a crash, an out-of-bounds read or a broken invariant; the input that did
 # it is left in Fuzz/out/ as crash-*.
 set -euo pipefail
@@ -26,10 +27,9 @@ if ! swiftc -sanitize=fuzzer,address -parse-as-library -module-name HeartRatePro
   exit 1
 fi
 
-shared=${SYSTOLE_SHARED:-$root/../shared}
-vectors="$shared/testdata/hrm-vectors.json"
-if [ -f "$vectors" ]; then
-  python3 - "$vectors" "$out/corpus" <<'PY'
+# The seeds are the tests' vectors; without them the fuzzer would start blind, so their absence is an error.
+vectors="$root/Tests/HeartRateProfileTests/Resources/hrm-vectors.json"
+python3 - "$vectors" "$out/corpus" <<'PY' || { echo "fuzz-decoder: cannot seed the corpus from $vectors" >&2; exit 1; }
 import json, sys, pathlib
 data = json.load(open(sys.argv[1]))
 corpus = pathlib.Path(sys.argv[2])
@@ -37,9 +37,6 @@ for section in ("valid", "truncated", "invalid"):
     for i, vector in enumerate(data[section]):
         (corpus / f"seed-{section}-{i}").write_bytes(bytes.fromhex(vector["hex"]))
 PY
-else
-  echo "fuzz-decoder: $vectors not found; starting from an empty corpus" >&2
-fi
 
 cd "$out"
 echo "fuzz-decoder: running for ${seconds}s"

@@ -6,8 +6,25 @@
 #   dbus              dbus-daemon, for the private buses the tests start
 #   libsqlite3-dev    SQLite, which GRDB (the HealthStore) links
 #   python3-venv      the venv Benchmarks/ingest.sh installs bleak into (its smoke run is part of the tests)
+#   systemd           systemd-analyze, which scripts/check-unit.sh runs on the unit
+# With --vm, instead, what scripts/real-bluez/vm.sh boots and runs (the real Bluetooth stack in a VM):
+#   qemu-system-x86   the emulator (TCG: no KVM needed)
+#   linux-image-amd64 the guest kernel, with its bluetooth, hci_vhci and 9p modules in /lib/modules
+#   busybox-static    the initramfs's shell and tools, which must not need the host's libraries
+#   cpio, kmod        packing the initramfs, and finding the modules it loads
+#   dbus              the guest's system bus
+#   bluez             bluetoothd 5.66 itself
+#   bluez-test-tools  btvirt (virtual LE controllers), hciconfig
+#   bluez-test-scripts example-gatt-server (the Heart Rate peripheral)
+#   python3-dbus, python3-gi  what that example and our advertiser run on
+#
+# usage: scripts/install-deps.sh [--vm]
 set -euo pipefail
-packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev pkg-config dbus python3 python3-venv)
+packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev pkg-config dbus python3 python3-venv systemd)
+if [ "${1:-}" = --vm ]; then
+  packages=(qemu-system-x86 linux-image-amd64 busybox-static cpio kmod dbus bluez bluez-test-tools
+    bluez-test-scripts python3 python3-dbus python3-gi)
+fi
 
 if ! command -v swift >/dev/null 2>&1; then
   echo "install-deps: no 'swift' on PATH: install the Swift 6 toolchain (swift.org) and put its usr/bin on PATH" >&2
@@ -29,5 +46,5 @@ if [ "$(id -u)" -ne 0 ]; then
   sudo=(sudo)
 fi
 echo "install-deps: installing ${missing[*]}" >&2
-"${sudo[@]}" apt-get update -qq
-DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+"${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 update -qq
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}"

@@ -19,9 +19,12 @@ BIN=$(swift build "${RELEASE_BUILD_FLAGS[@]}" --show-bin-path)
 
 $SUDO install -d "$PREFIX/bin"
 $SUDO install -m 0755 "$BIN/systoled" "$BIN/systole" "$PREFIX/bin/"
-sed "s#/usr/local/bin/systoled#$PREFIX/bin/systoled#" systemd/systoled.service > /tmp/systoled.service.$$
-$SUDO install -m 0644 /tmp/systoled.service.$$ /etc/systemd/system/systoled.service
-rm -f /tmp/systoled.service.$$
+# The unit is edited in a folder only we can write (not a guessable name in /tmp, which another user could create
+# first and so choose what root copies into /etc/systemd/system).
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+sed "s#/usr/local/bin/systoled#$PREFIX/bin/systoled#" systemd/systoled.service > "$work/systoled.service"
+$SUDO install -m 0644 "$work/systoled.service" /etc/systemd/system/systoled.service
 $SUDO install -m 0644 systemd/org.systole.Daemon.conf /usr/share/dbus-1/system.d/org.systole.Daemon.conf
 $SUDO install -m 0644 systemd/systole.sysusers.conf /usr/lib/sysusers.d/systole.conf
 $SUDO install -d /etc/systole

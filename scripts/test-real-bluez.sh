@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # systole against the real Linux Bluetooth stack: builds systoled and systole, boots the throw-away VM of
-# ../shared/bluez-vm/run-real-bluez.sh (Debian's kernel, dbus-daemon, bluetoothd 5.66, two btvirt LE
-# controllers, BlueZ's example Heart Rate peripheral on hci0), runs scripts/real-bluez/in-vm.sh there, and checks
+# scripts/real-bluez/vm.sh (Debian's kernel, dbus-daemon, bluetoothd 5.66, two btvirt LE controllers, BlueZ's
+# example Heart Rate peripheral on hci0), runs scripts/real-bluez/in-vm.sh there, and checks
 # what it left: the scan found the peripheral, the sensor reads "chest" and a battery level, and the heart rate
 # matches what the example peripheral sends (flags 0x06: contact detected; 90–130 bpm; energy, +1 kJ per
 # notification, on every 10th). Then the same steps run against systole-sim on a private bus, and
@@ -21,33 +21,29 @@ case "${1:-}" in
   "") ;;
   *) WORKOUT=$1 ;;
 esac
-HARNESS=${SYSTOLE_SHARED:-../shared}/bluez-vm/run-real-bluez.sh
-if [ ! -x "$HARNESS" ]; then
-  echo "test-real-bluez: FAIL: $HARNESS is missing: put ../shared beside the clone" >&2
-  exit 1
-fi
-
 swift build --product systoled >&2
 swift build --product systole >&2
 swift build --product systole-sim >&2
 BIN=$(swift build --show-bin-path)
 
 started=$(date +%s)
-LOG=$(mktemp /tmp/systole-real-bluez.XXXXXX)
+# The run dir is kept: the checks below read what the scenario left in its out/, and against-sim.sh compares its
+# bus recording.
+mkdir -p "${XDG_CACHE_HOME:-$HOME/.cache}/systole-bzvm/runs"
+RUN=$(mktemp -d "${XDG_CACHE_HOME:-$HOME/.cache}/systole-bzvm/runs/real-bluez.XXXXXX")
+OUT=$RUN/out
 set +e
-"$HARNESS" --timeout 600 --keep -- env SHORT=$SHORT bash "$PWD/scripts/real-bluez/in-vm.sh" "$BIN" "$WORKOUT" \
-  > "$LOG" 2>&1
+scripts/real-bluez/vm.sh --run-dir "$RUN" --timeout 600 -- \
+  env SHORT=$SHORT bash "$PWD/scripts/real-bluez/in-vm.sh" "$BIN" "$WORKOUT"
 status=$?
 set -e
-cat "$LOG"
-echo "test-real-bluez: the VM part took $(( $(date +%s) - started )) s"
+echo "test-real-bluez: the VM part took $(( $(date +%s) - started )) s (run dir $RUN)"
 if [ "$status" = 125 ]; then
   echo "test-real-bluez: FAIL: the VM or the Bluetooth stack in it did not start (see above)" >&2
   exit 1
 fi
 [ "$status" = 0 ] || { echo "test-real-bluez: FAIL: the scenario failed in the VM (status $status)" >&2; exit 1; }
-OUT=$(sed -n 's/.*logs kept in \(.*\)$/\1/p' "$LOG" | tail -1)/out
-[ -d "$OUT" ] || { echo "test-real-bluez: FAIL: the VM left no results (no 'logs kept in' line above)" >&2; exit 1; }
+[ -d "$OUT" ] || { echo "test-real-bluez: FAIL: the VM left no results in $OUT" >&2; exit 1; }
 
 python3 - "$OUT" "$SHORT" <<'PY'
 import json, os, sys

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command (the README's second command; .ci/run runs exactly this).
-# Installs what is missing, checks formatting, builds every target with warnings as errors, runs the whole test suite,
+# Installs what is missing, checks the systemd unit and the formatting, builds every target with warnings as errors,
+# runs the whole test suite (the decoder's vectors are in Tests/HeartRateProfileTests/Resources),
 # runs the short form of the real-stack test (scripts/test-real-bluez.sh --short: the real systoled against bluetoothd
 # and BlueZ's example Heart Rate peripheral in a VM, then the same steps against systole-sim, compared on D-Bus), runs
 # short smoke versions of the benchmark and torture scripts (so they cannot rot; their figures are not the product's:
@@ -9,16 +10,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The shared test data and the real-BlueZ VM live beside the clone; without them the suite cannot run, so say so
-# before building anything.
-SHARED=${SYSTOLE_SHARED:-../shared}
-if [ ! -f "$SHARED/testdata/hrm-vectors.json" ] || [ ! -x "$SHARED/bluez-vm/run-real-bluez.sh" ]; then
-  echo "test: $SHARED is missing or incomplete (testdata/, bluez-vm/): put the shared folder beside the clone" \
-    "(or set SYSTOLE_SHARED to it) and run again" >&2
-  exit 1
-fi
-
 scripts/install-deps.sh
+
+echo "== the systemd unit (systemd-analyze verify; security exposure at most 0.5)"
+scripts/check-unit.sh
 
 echo "== format (.swift-format)"
 swift format lint --strict -r Sources Tests Fuzz Benchmarks Package.swift

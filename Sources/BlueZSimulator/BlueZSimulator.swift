@@ -37,6 +37,9 @@ public actor BlueZSimulator {
     /// The `GattProfile1` objects of each application, told `Release` when it is unregistered.
     var profilePaths: [ApplicationKey: [String]] = [:]
     var tasks: [Task<Void, Never>] = []
+    /// The notify sessions clients held when they left the bus, as "client path kind" (see `stopNotify`). Unique
+    /// names are never reused on a bus, so an entry cannot be mistaken for a later client's.
+    var sessionsOfDepartedClients: Set<String> = []
     var gattWithheld = false
     var restartsDone = 0
     /// Seeds radio conditions (RSSI), separately from the sensors' payloads.
@@ -279,7 +282,19 @@ public actor BlueZSimulator {
         profilePaths = profilePaths.filter { $0.key.owner != name }
         updatePairable()
         for adapter in adapters { stopDiscovery(adapter: adapter.index, client: name) }
-        for path in devices.keys { devices[path]?.dropSessions(of: name) }
+        for (path, device) in devices {
+            if device.heartRateSessions.contains(name) {
+                sessionsOfDepartedClients.insert(Self.sessionKey(name, path, .measurement))
+            }
+            if device.batterySessions.contains(name) {
+                sessionsOfDepartedClients.insert(Self.sessionKey(name, path, .battery))
+            }
+            devices[path]?.dropSessions(of: name)
+        }
+    }
+
+    static func sessionKey(_ client: String, _ path: String, _ kind: Characteristic) -> String {
+        "\(client) \(path) \(kind)"
     }
 
     // MARK: Clocks

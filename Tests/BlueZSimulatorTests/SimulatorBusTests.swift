@@ -1,8 +1,9 @@
-import BlueZSimulator
 import DBus
 import Foundation
 import SystoleTestSupport
 import Testing
+
+@testable import BlueZSimulator
 
 /// The simulator as a raw D-Bus client sees it: paths, property types, errors and sessions as BlueZ documents.
 @Suite struct SimulatorBusTests {
@@ -276,6 +277,33 @@ import Testing
                 try await Task.sleep(for: .milliseconds(20))
             }
             #expect(ended, "a client leaving the bus ends its notify session")
+        }
+    }
+
+    /// bluetoothd answers a StopNotify sent just before its client left (systoled stopping) with success: it takes
+    /// the bus in order. The simulator may see the departure first; it must answer the same, and still refuse a
+    /// client that never had a session.
+    @Test func stopNotifyFromAClientThatHasJustLeftSucceedsAsWithBluetoothd() async throws {
+        try await withFixture(Scenario()) { f in
+            let path = try await f.discoverAndConnect()
+            try await f.waitForServices(path)
+            let measurement = path + "/service000a/char000b"
+            let other = try await DBusConnection.connect(to: .address(f.bus.address))
+            _ = try await other.call(
+                destination: "org.bluez",
+                path: measurement,
+                interface: "org.bluez.GattCharacteristic1",
+                method: "StartNotify"
+            )
+            // The order the race produces, made certain: the departure handled, then the call.
+            await f.simulator.clientLeft(other.uniqueName)
+            try await f.simulator.stopNotify(path, .measurement, client: other.uniqueName)
+            other.close()
+            await f.simulator.clientLeft(":1.9999")
+            let never = await bluezError {
+                try await f.simulator.stopNotify(path, .measurement, client: ":1.9999")
+            }
+            #expect(never?.name == "org.bluez.Error.Failed")
         }
     }
 

@@ -2,7 +2,8 @@ import Foundation
 import HeartRateProfile
 import Testing
 
-/// Every vector in `../shared/testdata/hrm-vectors.json`, decoded and checked field by field.
+/// Every vector in `Resources/hrm-vectors.json` (published payloads, each with its source), decoded and checked
+/// field by field.
 @Suite struct PublishedVectorTests {
     struct Vector: Decodable, CustomTestStringConvertible {
         var hex: String
@@ -22,23 +23,27 @@ import Testing
         var invalid: [Vector]
     }
 
-    static let file: File = {
-        do {
-            let data = try Data(contentsOf: try SharedTestData.url("hrm-vectors.json"))
-            return try JSONDecoder().decode(File.self, from: data)
-        } catch {
-            // Test arguments are computed before the tests run; an empty file would run nothing, so fail here.
-            fatalError("cannot load hrm-vectors.json: \(error)")
+    /// The vectors file, copied into the test bundle by SwiftPM.
+    ///
+    /// A missing or unreadable file throws: the argument lists below are computed from it, and Swift Testing records
+    /// an error there as a failing test, so the vectors can never be skipped silently.
+    static func load() throws -> File {
+        guard let url = Bundle.module.url(forResource: "hrm-vectors", withExtension: "json") else {
+            throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "hrm-vectors.json in the test bundle"])
         }
-    }()
-
-    @Test func theFileHasVectorsInEverySection() {
-        #expect(Self.file.valid.count >= 10)
-        #expect(Self.file.truncated.count >= 1)
-        #expect(Self.file.invalid.count >= 2)
+        return try JSONDecoder().decode(File.self, from: Data(contentsOf: url))
     }
 
-    @Test(arguments: Self.file.valid)
+    @Test func theFileHasVectorsInEverySection() throws {
+        let file = try Self.load()
+        #expect(file.valid.count >= 10)
+        #expect(file.truncated.count >= 1)
+        #expect(file.invalid.count >= 2)
+        let all = file.valid + file.truncated + file.invalid
+        #expect(all.allSatisfy { !$0.source.isEmpty }, "every vector names where it was published")
+    }
+
+    @Test(arguments: try load().valid)
     func validVectorsDecodeToThePublishedValues(_ vector: Vector) throws {
         let bytes = try Hex.decode(vector.hex)
         let measurement = try HeartRateMeasurement(decoding: bytes)
@@ -51,7 +56,7 @@ import Testing
         #expect(measurement.isEnergyExpendedSaturated == (vector.energyExpended == 0xFFFF))
     }
 
-    @Test(arguments: Self.file.valid)
+    @Test(arguments: try load().valid)
     func validVectorsReEncodeToTheSameMeasurement(_ vector: Vector) throws {
         let bytes = try Hex.decode(vector.hex)
         let measurement = try HeartRateMeasurement(decoding: bytes)
@@ -67,7 +72,7 @@ import Testing
         }
     }
 
-    @Test(arguments: Self.file.truncated)
+    @Test(arguments: try load().truncated)
     func truncatedVectorsKeepCompleteFields(_ vector: Vector) throws {
         let measurement = try HeartRateMeasurement(decoding: try Hex.decode(vector.hex))
         #expect(measurement.isTruncated)
@@ -76,7 +81,7 @@ import Testing
         #expect(measurement.rrIntervals.map(\.ticks) == vector.rrIntervals)
     }
 
-    @Test(arguments: Self.file.invalid)
+    @Test(arguments: try load().invalid)
     func invalidVectorsAreTypedErrors(_ vector: Vector) throws {
         let bytes = try Hex.decode(vector.hex)
         let error = try #require(throws: HeartRateMeasurement.DecodingError.self) {

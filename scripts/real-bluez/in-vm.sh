@@ -1,5 +1,5 @@
 #!/bin/bash
-# Runs inside the VM of ../shared/bluez-vm/run-real-bluez.sh (as root, the host's files read-only): the real
+# Runs inside the VM of scripts/real-bluez/vm.sh (as root, the host's files read-only): the real
 # systoled on the VM's system bus with BlueZ's example Heart Rate peripheral (on hci0) as its sensor, driven by
 # the real systole CLI on hci1. Everything it prints, and the files it leaves in $BZ_OUT, are the evidence.
 # With SYSTOLE_BUS set (scripts/real-bluez/against-sim.sh), the first part plays against systole-sim on that
@@ -74,9 +74,9 @@ head -3 "$OUT/live.log"; echo "…"; tail -3 "$OUT/live.log"
 }
 
 # Faults with the real stack, during a second workout. After each, wait (at most 90 s) for readings again.
-EX=/usr/share/doc/bluez-test-scripts/examples
+VM_LIB=$(cd "$(dirname "$0")" && pwd)/vm
 start_peripheral() {
-  python3 "$BZVM_LIB/run-example.py" /org/bluez/hci0 "$EX/example-gatt-server" >> "$OUT/peripheral-gatt.log" 2>&1 &
+  python3 "$VM_LIB/hr-peripheral.py" /org/bluez/hci0 >> "$OUT/peripheral-gatt.log" 2>&1 &
 }
 readings_after() { # unix time -> succeeds once the live log has a heart rate received after it
   python3 - "$STATE/live.log" "$1" <<'PY'
@@ -107,12 +107,12 @@ if [ -n "${SIM_PID:-}" ]; then
   wait_for_readings "bluetoothd restarted"
 else
   step "stop the peripheral's GATT server and start it again"
-  pkill -f example-gatt-server; sleep 3
+  pkill -f hr-peripheral.py; sleep 3
   start_peripheral
   wait_for_readings "the peripheral came back"
   "$BIN/systole" sensors
   step "restart bluetoothd (the peripheral's registrations go with it, so it starts again too)"
-  pkill -f example-gatt-server; pkill -f hr-advertisement.py; pkill -x bluetoothd
+  pkill -f hr-peripheral.py; pkill -f hr-advertiser.py; pkill -x bluetoothd
   while pgrep -x bluetoothd > /dev/null; do sleep 0.2; done
   # Supervised as systemd would (Restart=on-failure): bluetoothd 5.66 has been seen to crash (SIGSEGV) a few
   # seconds after such a restart. A crash is reported here and in the output; systoled must recover from it too.
@@ -123,7 +123,7 @@ else
       [ -e "$STATE/.stopping" ] && exit 0
       echo "bluetoothd exited with status $status (139: it crashed with SIGSEGV); starting it again" \
         | tee -a "$OUT/bluetoothd-crashes.txt"
-      pkill -f example-gatt-server; pkill -f hr-advertisement.py
+      pkill -f hr-peripheral.py; pkill -f hr-advertiser.py
       sleep 1
     done
   ) &
@@ -137,7 +137,7 @@ else
         org.freedesktop.DBus.Properties.Get string:org.bluez.Adapter1 string:Powered 2>/dev/null | grep -q true; then
         owner=$now
         start_peripheral
-        python3 "$BZVM_LIB/hr-advertisement.py" /org/bluez/hci0 >> "$OUT/peripheral-adv.log" 2>&1 &
+        python3 "$VM_LIB/hr-advertiser.py" /org/bluez/hci0 >> "$OUT/peripheral-adv.log" 2>&1 &
       fi
       sleep 0.5
     done
