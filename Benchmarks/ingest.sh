@@ -149,7 +149,7 @@ wait "$IDLE_PID" 2> /dev/null || true
   echo "path = \"$WORK/live.log\""
   # One file for the whole run: the report and the latency follower read live.log only, and at thousands of
   # readings a second the default size limit would rotate it in the middle of the window.
-  echo "max_size = 4294967296"
+  echo "max_size = 1073741824"
 } > "$WORK/systoled.toml"
 "$BIN/systoled" --config "$WORK/systoled.toml" 2> "$WORK/systoled.err" &
 DAEMON_PID=$!
