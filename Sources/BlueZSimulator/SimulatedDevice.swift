@@ -208,7 +208,7 @@ extension BlueZSimulator {
             addBattery(path)
             return
         }
-        let gatt = makeGatt(devicePath: path)
+        let gatt = makeGatt(devicePath: path, mtu: UInt16(sensors[device.sensor].spec.effectiveMTU))
         devices[path]?.gatt = gatt
         if scenario.gattObjectsBeforeResolved {
             gatt.export(on: connection)
