@@ -364,7 +364,8 @@ public actor BlueZSimulator {
             date: Date(),
             sensor: sensors[index].address,
             payload: notification.payload,
-            malformed: notification.malformed
+            malformed: notification.malformed,
+            sensorIndex: index
         )
         emitLog?.record(entry)
         if recordsEmissions { emitted.append(entry) }

@@ -190,3 +190,39 @@ actor Counts {
     func add(_ kind: String, at time: Double) { seen[kind, default: []].append(time) }
     func times(_ kind: String) -> [Double] { seen[kind] ?? [] }
 }
+
+/// A device claiming the honest strap's address: one object for the address, as in bluetoothd, taking the name of
+/// whichever advertised last, and a Connect() reaching that one.
+@Suite struct ImpostorBusTests {
+    @Test func anImpostorSharesTheAddressAndTakesTheConnectionWhenItAdvertisedLast() async throws {
+        var scenario = Scenario()
+        var honest = Scenario.SensorSpec(model: .polarH10)
+        honest.address = Scenario.honestStrapAddress
+        honest.name = "Polar H10 0000AAAA"
+        var impostor = honest
+        impostor.name = "Polar H10 0000AAAA (impostor)"
+        var impossible = Scenario.FaultSpec(.impossibleHeartRate, at: 0, for: 600)
+        impossible.bpm = 400
+        impostor.faults = [impossible]
+        impostor.rate = 4
+        scenario.sensors = [honest, impostor]
+        try await HostileDeviceBusTests().withSimulator(scenario) { f in
+            let path = await f.devicePath(0)
+            #expect(path == (await f.devicePath(1)))
+            let changes = try await f.propertyChanges(of: path)
+            var names = changes.compactMap { $0.arguments[1].propertyMap?["Name"]?.string }.makeAsyncIterator()
+            _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
+            try await f.waitForDevice(path)
+            // The device appears with the honest name; the impostor's advertisement renames it.
+            #expect(try await names.next() == "Polar H10 0000AAAA (impostor)")
+            _ = try await f.call("/org/bluez/hci0", "org.bluez.Adapter1", "StopDiscovery")
+            _ = try await f.call(path, "org.bluez.Device1", "Connect")
+            try await f.waitForServices(path)
+            _ = try await f.call(path + "/service000a/char000b", "org.bluez.GattCharacteristic1", "StartNotify")
+            try await Task.sleep(for: .seconds(1.5))
+            let emitted = await f.simulator.emittedNotifications()
+            #expect(!emitted.isEmpty && emitted.allSatisfy { $0.sensorIndex == 1 })
+            #expect(try emitted.allSatisfy { try HeartRateMeasurement(decoding: $0.payload).heartRate == 400 })
+        }
+    }
+}
