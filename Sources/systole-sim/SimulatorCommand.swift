@@ -61,7 +61,7 @@ struct SimulatorCommand: AsyncParsableCommand {
         if scenario != nil || preset != nil, sensors != nil || model != nil || profile != nil || rate != nil {
             throw ValidationError(
                 "--sensors, --model, --profile and --rate describe the sensors without a scenario; "
-                    + "with --scenario or --preset, put them in a scenario file (--print-scenario gives one)"
+                    + "with --scenario, put them in the file (for a preset, --print-scenario writes one)"
             )
         }
         if scenario != nil, preset != nil { throw ValidationError("--scenario and --preset each give a scenario") }
