@@ -83,6 +83,9 @@ public actor BlueZSimulator {
         (ContinuousClock.now - start).seconds
     }
 
+    /// Time since ``start()``, on the clock the scenario's times are counted on.
+    public var elapsed: Duration { ContinuousClock.now - start }
+
     /// The simulated sensors' addresses, in scenario order.
     public var sensorAddresses: [String] { sensors.map(\.address) }
 
@@ -106,6 +109,9 @@ public actor BlueZSimulator {
         for index in sensors.indices {
             let task = Task { [weak self] () -> Void in await self?.runSensor(index) }
             tasks.append(task)
+            if sensors[index].behaviour.faults.contains(where: { $0.kind == .flap }) {
+                tasks.append(Task { [weak self] () -> Void in await self?.runFlaps(index) })
+            }
         }
         tasks.append(Task { [weak self] () -> Void in await self?.runAir() })
     }
@@ -302,16 +308,44 @@ public actor BlueZSimulator {
     /// Emits the sensor's notifications at its rate, from the first second on. Sensors are spread evenly over
     /// the period (sensor i of n starts i/n of a period late): real straps are not in step, and sensors that
     /// all notify at once would hand a consumer its readings in a few large bursts instead of one by one.
+    ///
+    /// Each sensor has a clock of its own, due times fixed in advance (a late tick does not delay the next): a
+    /// sensor in a storm costs the others only the moments its ticks hold the simulator, and the honest sensors'
+    /// notifications keep their times (docs/simulator.md, "Hostile devices").
     private func runSensor(_ index: Int) async {
         let rate = sensors[index].rate
         let phase = Double(index) / Double(sensors.count)
-        var count = 0
+        var time = 0.0
         while !Task.isCancelled {
-            count += 1
-            let time = (Double(count) + phase) / rate
+            time = sensors[index].behaviour.nextNotificationTime(after: time, rate: rate, phase: phase)
             try? await Task.sleep(until: start + .seconds(time), tolerance: .milliseconds(2), clock: .continuous)
             if Task.isCancelled { return }
             tick(index, at: time)
+        }
+    }
+
+    /// Plays the sensor's flap faults: the link drops at the start of each period and the sensor advertises
+    /// again half a period later, when bluetoothd's auto-connect list (a registered `GattProfile1`) takes it back
+    /// at once, as the kernel does; without one, the link stays down until a client's Connect().
+    private func runFlaps(_ index: Int) async {
+        let flaps = sensors[index].behaviour.faults.filter { $0.kind == .flap }.sorted { $0.at < $1.at }
+        for flap in flaps {
+            let half = 0.5 / flap.effectiveRate
+            var step = 0
+            while !Task.isCancelled {
+                let time = flap.at + Double(step) * half
+                guard flap.covers(time) else { break }
+                try? await Task.sleep(until: start + .seconds(time), tolerance: .microseconds(500), clock: .continuous)
+                if Task.isCancelled { return }
+                if step % 2 == 0 {
+                    if isRunning, let path = sensors[index].connectedVia { linkLost(path) }
+                } else if isRunning, sensors[index].inRange {
+                    autoConnect(sensor: index)
+                }
+                step += 1
+            }
+            // A window that ends on a drop still leaves the sensor advertising.
+            if isRunning, sensors[index].inRange { autoConnect(sensor: index) }
         }
     }
 
@@ -330,7 +364,8 @@ public actor BlueZSimulator {
             date: Date(),
             sensor: sensors[index].address,
             payload: notification.payload,
-            malformed: notification.malformed
+            malformed: notification.malformed,
+            sensorIndex: index
         )
         emitLog?.record(entry)
         if recordsEmissions { emitted.append(entry) }

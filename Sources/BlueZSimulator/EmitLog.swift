@@ -53,6 +53,9 @@ public struct EmittedNotification: Sendable, Hashable {
     public var sensor: String
     public var payload: [UInt8]
     public var malformed: Bool
+    /// The sensor's place in the scenario (its sensors in order, `count` expanded), which tells apart devices that
+    /// claim one address.
+    public var sensorIndex = 0
 
     public var payloadHex: String { Hex.encode(payload).lowercased() }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HeartRateProfile
 
 /// What the simulator plays: adapters, sensors with their heart-rate profiles, and faults, all deterministic for
 /// a seed. Written as JSON (see docs/simulator.md); every field has a default, and unknown keys are refused.
@@ -77,6 +78,9 @@ public struct Scenario: Codable, Sendable, Equatable {
         /// resolves services and shows it as Name (and Alias, unless one was set) from then on. BlueZ's example
         /// peripheral advertises "BZ-HRM" and is called "BlueZ 5.66".
         public var gapName: String?
+        /// The ATT MTU of the link, which bounds a notification to `mtu - 3` bytes; shown as the characteristics'
+        /// `MTU`. 23 (the LE minimum) when nil, or 517 (the most bluetoothd accepts) for a sensor with a storm.
+        public var mtu: Int?
         /// Whether StartNotify is refused until the device is paired; the model's default when nil.
         public var requiresPairing: Bool?
         /// Known to bluetoothd (paired and bonded) from the start, as after an earlier pairing.
@@ -86,6 +90,9 @@ public struct Scenario: Codable, Sendable, Equatable {
             self.model = model
             self.count = count
         }
+
+        /// The ATT MTU played.
+        var effectiveMTU: Int { mtu ?? (faults.contains { $0.kind == .storm } ? 517 : 23) }
     }
 
     /// How heart rate evolves over time.
@@ -117,17 +124,51 @@ public struct Scenario: Codable, Sendable, Equatable {
             case malformed
             /// Skin contact lost from `at` for `for` seconds: contact "not detected", no RR.
             case contactLoss = "contact-loss"
+            /// From `at` for `for` seconds every notification reports `bpm` as its heart rate, in a well-formed
+            /// payload (the 16-bit format when `bpm` exceeds 255).
+            case impossibleHeartRate = "impossible-heart-rate"
+            /// From `at` for `for` seconds every notification carries the energy field, which drops to 0 kJ at
+            /// the start of each cycle of `every` notifications and says `value` kJ for the rest of the cycle.
+            case energyJump = "energy-jump"
+            /// From `at` for `for` seconds the sensor notifies `rate` times a second instead of its own rate,
+            /// each notification carrying `rr` RR intervals of one beat each (far more beats than time passed).
+            case storm
+            /// From `at` for `for` seconds the link drops `rate` times a second; the sensor advertises again half
+            /// a period after each drop (where bluetoothd's auto-connect, or a client's Connect(), takes it back).
+            case flap
         }
         public var kind: Kind
         public var at: Double = 0
         public var `for`: Double = 0
+        /// malformed: every `every`-th notification; energy-jump: the cycle length (0: the default, 2).
         public var every: Int = 0
+        /// impossible-heart-rate: the heart rate reported, bpm.
+        public var bpm: UInt16 = 65535
+        /// energy-jump: the energy expended reported after each cycle's first notification, kJ.
+        public var value: UInt16 = 65534
+        /// storm: notifications per second (default 1000); flap: link drops per second (default 20).
+        public var rate: Double?
+        /// storm: RR intervals in each notification.
+        public var rr: Int = 255
         public init(_ kind: Kind, at: Double, for duration: Double = 0, every: Int = 0) {
             self.kind = kind
             self.at = at
             self.for = duration
             self.every = every
         }
+
+        /// The hostile kinds, which do nothing without a window: a missing `for` is refused rather than played as
+        /// nothing, since a test that plays nothing passes for the wrong reason.
+        static let windowed: Set<Kind> = [.impossibleHeartRate, .energyJump, .storm, .flap]
+
+        /// Whether the fault's window holds `time`.
+        func covers(_ time: Double) -> Bool { time >= at && time < at + self.for }
+
+        /// The rate a storm or flap plays at.
+        var effectiveRate: Double { rate ?? (kind == .flap ? 20 : 1000) }
+
+        /// The cycle length an energy jump plays with.
+        var effectiveEvery: Int { every == 0 ? 2 : every }
     }
 }
 
@@ -212,7 +253,7 @@ extension Scenario.SensorSpec {
             decoder,
             allowed: [
                 "model", "count", "name", "address", "profile", "rate", "rr", "energy", "contact", "energyStart",
-                "requiresPairing", "paired", "faults", "gapName",
+                "requiresPairing", "paired", "faults", "gapName", "mtu",
             ]
         )
         try r.read("model", into: &model)
@@ -229,6 +270,7 @@ extension Scenario.SensorSpec {
         try r.read("paired", into: &paired)
         try r.read("faults", into: &faults)
         try r.read("gapName", into: &gapName)
+        try r.read("mtu", into: &mtu)
     }
 }
 
@@ -252,7 +294,7 @@ extension Scenario.ProfileSpec {
 
 extension Scenario.FaultSpec {
     public init(from decoder: any Decoder) throws {
-        let r = try DefaultingReader(decoder, allowed: ["kind", "at", "for", "every"])
+        let r = try DefaultingReader(decoder, allowed: ["kind", "at", "for", "every", "bpm", "value", "rate", "rr"])
         guard
             let kind = try r.container.decodeIfPresent(Kind.self, forKey: AnyKey(stringValue: "kind"))
         else {
@@ -260,7 +302,9 @@ extension Scenario.FaultSpec {
                 AnyKey(stringValue: "kind"),
                 DecodingError.Context(
                     codingPath: decoder.codingPath,
-                    debugDescription: "a fault needs a kind: disconnect, drop, malformed or contact-loss"
+                    debugDescription:
+                        "a fault needs a kind: disconnect, drop, malformed, contact-loss, impossible-heart-rate, "
+                        + "energy-jump, storm or flap"
                 )
             )
         }
@@ -268,6 +312,10 @@ extension Scenario.FaultSpec {
         try r.read("at", into: &at)
         try r.read("for", into: &self.for)
         try r.read("every", into: &every)
+        try r.read("bpm", into: &bpm)
+        try r.read("value", into: &value)
+        try r.read("rate", into: &rate)
+        try r.read("rr", into: &rr)
     }
 }
 
@@ -333,6 +381,55 @@ extension Scenario {
             for fault in sensor.faults where fault.kind == .malformed && fault.every < 1 {
                 throw Invalid(description: "\(name): a malformed fault needs every ≥ 1")
             }
+            try validateHostile(sensor, name)
         }
+        for (index, adapter) in adapters.enumerated() {
+            try Self.checkDBusString(adapter.alias, "adapters[\(index)].alias")
+        }
+    }
+
+    private func validateHostile(_ sensor: SensorSpec, _ name: String) throws(Invalid) {
+        try Self.checkDBusString(sensor.name, "\(name).name")
+        try Self.checkDBusString(sensor.gapName, "\(name).gapName")
+        let mtu = sensor.effectiveMTU
+        guard (23...517).contains(mtu) else {
+            throw Invalid(description: "\(name).mtu must be between 23 (the LE minimum) and 517 (bluetoothd's most)")
+        }
+        // Checked with the 16-bit heart rate, so that an impossible heart rate during the storm still fits.
+        let stormCapacity = HeartRateMeasurement.maximumRRIntervalCount(
+            format: .uint16,
+            includesEnergyExpended: false,
+            attMTU: mtu
+        )
+        for (position, fault) in sensor.faults.enumerated() {
+            let place = "\(name).faults[\(position)]"
+            if FaultSpec.windowed.contains(fault.kind), !(fault.for > 0) {
+                throw Invalid(description: "\(place): a \(fault.kind.rawValue) fault needs a window: for > 0 seconds")
+            }
+            switch fault.kind {
+            case .energyJump where fault.effectiveEvery < 2:
+                throw Invalid(description: "\(place): an energy-jump needs every ≥ 2 (a cycle of one never jumps)")
+            case .storm where !(fault.effectiveRate > 0 && fault.effectiveRate <= 10_000):
+                throw Invalid(
+                    description: "\(place): a storm's rate must be between 0 and 10000 notifications a second"
+                )
+            case .storm where !(0...255).contains(fault.rr):
+                throw Invalid(description: "\(place): a storm's rr must be between 0 and 255 intervals")
+            case .storm where fault.rr > stormCapacity:
+                throw Invalid(
+                    description: "\(place): \(fault.rr) RR intervals do not fit a notification at an ATT MTU of "
+                        + "\(mtu) (\(mtu - 3) bytes); raise \(name).mtu (at most 517, which holds 255)"
+                )
+            case .flap where !(fault.effectiveRate > 0 && fault.effectiveRate <= 100):
+                throw Invalid(description: "\(place): a flap's rate must be between 0 and 100 drops a second")
+            default: break
+            }
+        }
+    }
+
+    /// D-Bus strings are UTF-8 without NUL: any other character, escapes included, reaches D-Bus as given.
+    private static func checkDBusString(_ text: String?, _ place: String) throws(Invalid) {
+        guard let text, text.utf8.contains(0) else { return }
+        throw Invalid(description: "\(place) contains NUL (\\u0000), which a D-Bus string cannot carry")
     }
 }

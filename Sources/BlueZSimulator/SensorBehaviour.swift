@@ -24,6 +24,10 @@ struct SensorBehaviour: Sendable {
     /// The most recent intervals, for the averaged heart rate a strap reports.
     private var recentIntervals: [Double] = []
     private(set) var notificationCount = 0
+    /// The ATT MTU of the link, which bounds a payload to `attMTU - 3` bytes.
+    let attMTU: Int
+    /// Notifications sent so far in each energy-jump window, by the fault's place in ``faults``.
+    private var jumpCounts: [Int: Int] = [:]
 
     init(spec: Scenario.SensorSpec, seed: UInt64) {
         model = spec.model
@@ -32,6 +36,7 @@ struct SensorBehaviour: Sendable {
         sendsEnergy = spec.energy ?? spec.model.sendsEnergy
         sendsContact = spec.contact ?? spec.model.detectsContact
         faults = spec.faults
+        attMTU = spec.effectiveMTU
         random = SeededRandom(seed: seed)
         energy = Double(spec.energyStart)
         // The first beat falls somewhere in the first second, so sensors started together are not in phase.
@@ -54,7 +59,42 @@ struct SensorBehaviour: Sendable {
     }
 
     private func active(_ kind: Scenario.FaultSpec.Kind, at time: Double) -> Bool {
-        faults.contains { $0.kind == kind && time >= $0.at && time < $0.at + $0.for }
+        faults.contains { $0.kind == kind && $0.covers(time) }
+    }
+
+    /// The first fault of `kind` whose window holds `time`.
+    private func fault(_ kind: Scenario.FaultSpec.Kind, at time: Double) -> Scenario.FaultSpec? {
+        faults.first { $0.kind == kind && $0.covers(time) }
+    }
+
+    /// When the notification after the one at `time` is due: on the sensor's own schedule (the n-th at
+    /// `(n + phase) / rate` seconds, n ≥ 1) outside storms, and on a storm's own grid (`at + k / rate`) inside one.
+    /// Both grids are fixed, so a late wake-up does not shift later notifications.
+    func nextNotificationTime(after time: Double, rate: Double, phase: Double) -> Double {
+        let storms = faults.filter { $0.kind == .storm && $0.for > 0 }
+        var n = max(1, (time * rate - phase).rounded(.down) + 1)
+        var own = (n + phase) / rate
+        while own <= time {
+            n += 1
+            own = (n + phase) / rate
+        }
+        // The sensor's own notifications give way to a storm: skip those its windows hold.
+        while let storm = storms.first(where: { $0.covers(own) }) {
+            n = max(n + 1, ((storm.at + storm.for) * rate - phase).rounded(.up))
+            own = (n + phase) / rate
+        }
+        var next = own
+        for storm in storms where storm.at + storm.for > time {
+            let rate = storm.effectiveRate
+            var k = max(0, ((time - storm.at) * rate).rounded(.down) + 1)
+            var due = storm.at + k / rate
+            while due <= time {
+                k += 1
+                due = storm.at + k / rate
+            }
+            if storm.covers(due) { next = min(next, due) }
+        }
+        return next
     }
 
     /// Whether the sensor is out of radio range at `time` (a disconnect fault).
@@ -96,22 +136,39 @@ struct SensorBehaviour: Sendable {
         lastTime = time
         notificationCount += 1
 
-        let withEnergy = sendsEnergy && notificationCount % 10 == 1
+        var energyField: UInt16? = sendsEnergy && notificationCount % 10 == 1 ? UInt16(energy) : nil
+        if let place = faults.indices.first(where: { faults[$0].kind == .energyJump && faults[$0].covers(time) }) {
+            // Each cycle opens with 0 kJ, which reads as a reset, then jumps: a client adding up the increases
+            // gains `value` kJ a cycle.
+            let count = jumpCounts[place, default: 0]
+            jumpCounts[place] = count + 1
+            energyField = count % faults[place].effectiveEvery == 0 ? 0 : faults[place].value
+        }
+        var heartRate = contactLost ? 0 : UInt16(min(255, max(0, bpm.rounded())))
+        if let impossible = fault(.impossibleHeartRate, at: time) { heartRate = impossible.bpm }
+        let format: HeartRateMeasurement.ValueFormat = heartRate > 255 ? .uint16 : .uint8
+        let capacity = HeartRateMeasurement.maximumRRIntervalCount(
+            format: format,
+            includesEnergyExpended: energyField != nil,
+            attMTU: attMTU
+        )
         var rr: [RRInterval] = []
-        if sendsRR, !contactLost {
-            let capacity = HeartRateMeasurement.maximumRRIntervalCount(
-                format: .uint8,
-                includesEnergyExpended: withEnergy
-            )
+        if let storm = fault(.storm, at: time) {
+            // Every interval one whole beat at the profile's rate, each plausible on its own; together far more
+            // beats than the time since the last notification holds.
+            let beat = RRInterval(ticks: UInt16(min(65535, (60 / targetBPM(at: time) * 1024).rounded())))
+            rr = Array(repeating: beat, count: min(storm.rr, capacity))
+        } else if sendsRR, !contactLost {
             // A sensor sends the most recent beats that fit and drops older ones, as straps do after a stall.
             rr = pendingRR.suffix(capacity).map { RRInterval(ticks: $0) }
         }
         pendingRR.removeAll()
         let contact: SensorContact = sendsContact ? (contactLost ? .notDetected : .detected) : .notSupported
         let measurement = HeartRateMeasurement(
-            heartRate: contactLost ? 0 : UInt16(min(255, max(0, bpm.rounded()))),
+            heartRate: heartRate,
+            format: format,
             sensorContact: contact,
-            energyExpended: withEnergy ? UInt16(energy) : nil,
+            energyExpended: energyField,
             rrIntervals: rr
         )
         var payload = measurement.encoded()

@@ -239,6 +239,24 @@ extension BlueZSimulator {
             adapters[adapter].lastRSSI[sensor.index] = rssi
             if devices[path] == nil {
                 addDevice(sensor: sensor.index, adapter: adapter, paired: false, rssi: Int16(rssi))
+            } else if let device = devices[path], device.sensor != sensor.index, !device.connected {
+                // Another device advertising the same address (an impostor): bluetoothd keeps one object per
+                // address and takes the name and data of the latest advertisement; a Connect() reaches this one.
+                devices[path]?.sensor = sensor.index
+                var changes: [String: DBusValue?] = [
+                    "RSSI": .int16(Int16(rssi)), "Name": .string(sensor.name),
+                    "ManufacturerData": .dictionary(
+                        key: .uint16,
+                        value: .variant,
+                        [(.uint16(sensor.spec.model.companyID), .variant(.bytes([0x00, UInt8(sensor.index & 0xFF)])))]
+                    ),
+                ]
+                if device.object.property(Self.deviceInterface, "Alias")
+                    == device.object.property(Self.deviceInterface, "Name")
+                {
+                    changes["Alias"] = .string(sensor.name)
+                }
+                device.object.setProperties(Self.deviceInterface, changes, emitUnchanged: true)
             } else {
                 devices[path]?.object.setProperties(
                     Self.deviceInterface,

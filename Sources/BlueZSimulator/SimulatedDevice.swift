@@ -4,7 +4,8 @@ import DBus
 struct SimulatedDevice: Sendable {
     let path: String
     let adapter: Int
-    let sensor: Int
+    /// The sensor behind the address: the last to advertise it, when several claim one (an impostor).
+    var sensor: Int
     let object: DBusObject
     var connected = false
     var connecting = false
@@ -208,7 +209,7 @@ extension BlueZSimulator {
             addBattery(path)
             return
         }
-        let gatt = makeGatt(devicePath: path)
+        let gatt = makeGatt(devicePath: path, mtu: UInt16(sensors[device.sensor].spec.effectiveMTU))
         devices[path]?.gatt = gatt
         if scenario.gattObjectsBeforeResolved {
             gatt.export(on: connection)
@@ -273,10 +274,14 @@ extension BlueZSimulator {
     func autoConnect(sensor index: Int) {
         let wanted = Set(applications.values.flatMap { $0 })
         guard !wanted.isDisjoint(with: sensors[index].advertisedUUIDs) else { return }
-        for (path, device) in devices where device.sensor == index && !device.connected && !device.userDisconnected {
+        let address = sensors[index].address
+        for (path, device) in devices
+        where sensors[device.sensor].address == address && !device.connected && !device.userDisconnected {
             guard isPowered(device.adapter), sensors[index].connectedVia == nil,
                 !sensors[index].behaviour.isOutOfRange(at: now)
             else { continue }
+            // Whoever advertised the address last is the one the controller connects to.
+            devices[path]?.sensor = index
             establish(path)
             resolveServices(path)
             return

@@ -53,7 +53,7 @@ extension BlueZSimulator {
         case battery
     }
 
-    func makeGatt(devicePath: String) -> SimulatedGatt {
+    func makeGatt(devicePath: String, mtu: UInt16) -> SimulatedGatt {
         let weakSelf = WeakSimulator(self)
         func service(_ handle: String, _ uuid: UInt16) -> DBusObject {
             let object = DBusObject(path: "\(devicePath)/service\(handle)")
@@ -84,7 +84,7 @@ extension BlueZSimulator {
             let notifies = flags.contains("notify") || flags.contains("indicate")
             var values: [String: DBusValue] = [
                 "UUID": .string(Self.uuid(uuid)), "Service": .objectPath(service.path), "Value": .bytes([]),
-                "Flags": .strings(flags), "MTU": .uint16(23),
+                "Flags": .strings(flags), "MTU": .uint16(mtu),
             ]
             var properties = [
                 DBusProperty("UUID", .string), DBusProperty("Service", .objectPath),

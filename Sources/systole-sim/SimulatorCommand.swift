@@ -41,6 +41,16 @@ struct SimulatorCommand: AsyncParsableCommand {
     @Option(help: "A JSON scenario file (sensors, profiles, faults); see docs/simulator.md.")
     var scenario: String?
 
+    @Option(
+        help: """
+            A built-in scenario: hostile-neighbour (an honest strap beside a hostile device); see docs/simulator.md.
+            """
+    )
+    var preset: Scenario.Preset?
+
+    @Flag(help: "Print the scenario (from --scenario, --preset or the flags) as JSON and exit.")
+    var printScenario = false
+
     @Option(help: "Write every emitted notification as JSON lines (time, sensor, payload hex) to this file.")
     var emitLog: String?
 
@@ -48,12 +58,13 @@ struct SimulatorCommand: AsyncParsableCommand {
     var duration: Double?
 
     func validate() throws {
-        if scenario != nil, sensors != nil || model != nil || profile != nil || rate != nil {
+        if scenario != nil || preset != nil, sensors != nil || model != nil || profile != nil || rate != nil {
             throw ValidationError(
                 "--sensors, --model, --profile and --rate describe the sensors without a scenario; "
-                    + "with --scenario, put them in the file"
+                    + "with --scenario, put them in the file (for a preset, --print-scenario writes one)"
             )
         }
+        if scenario != nil, preset != nil { throw ValidationError("--scenario and --preset each give a scenario") }
         if let sensors, !(1...10_000).contains(sensors) { throw ValidationError("--sensors must be 1…10000") }
         if bus == "system", !system {
             throw ValidationError(
@@ -66,6 +77,8 @@ struct SimulatorCommand: AsyncParsableCommand {
         var result: Scenario
         if let scenario {
             result = try Scenario.load(path: scenario)
+        } else if let preset {
+            result = preset.scenario
         } else {
             result = Scenario()
             var spec = Scenario.SensorSpec(model: model ?? .polarH10, count: sensors ?? 1)
@@ -84,6 +97,12 @@ struct SimulatorCommand: AsyncParsableCommand {
             scenario = try makeScenario()
         } catch {
             throw ValidationError("\(error)")
+        }
+        if printScenario {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            FileHandle.standardOutput.write(try encoder.encode(scenario) + Data("\n".utf8))
+            return
         }
         let target: DBusBus = bus.map(DBusBus.init) ?? .session
         let simulator = try BlueZSimulator(scenario: scenario, bus: target, emitLogPath: emitLog)
@@ -142,3 +161,4 @@ final class SignalSources: @unchecked Sendable {
 
 extension SensorModel: ExpressibleByArgument {}
 extension Scenario.ProfileSpec.Kind: ExpressibleByArgument {}
+extension Scenario.Preset: ExpressibleByArgument {}
