@@ -7,6 +7,11 @@ import HeartRateProfile
 /// from the previous last beat, so beat times follow the sensor's own clock rather than radio jitter. The
 /// timeline restarts (a gap) when beats were evidently lost: a notification interval far longer than usual
 /// (notifications lost in the air), a reconnect, or beats that would end long before they were received.
+///
+/// Beats never add up to more time than passed: a new segment's beats happened after the previous notification
+/// (less radio latency) or within a few seconds before a connection's first one, and its first interval began at
+/// the last beat placed or later. Older beats of it are dropped and counted (``Placement/dropped``), never back-dated: a device that
+/// sends hundreds of intervals a notification gets no more beats than its wearer's heart could have had.
 public struct BeatTimeline: Sendable {
     /// The last beat's time, nil before the first beat or after ``reset()``.
     public private(set) var lastBeat: ContinuousClock.Instant?
@@ -28,10 +33,34 @@ public struct BeatTimeline: Sendable {
         public var beatTimes: [ContinuousClock.Instant]
         /// Whether these beats continue the previous ones without a gap.
         public var isContinuous: Bool
+        /// How many of the oldest intervals were left out because they would reach back before what the time
+        /// since the previous notification allows; `beatTimes` holds the newest `intervals.count - dropped`.
+        public var dropped = 0
+
+        public init(beatTimes: [ContinuousClock.Instant], isContinuous: Bool, dropped: Int = 0) {
+            self.beatTimes = beatTimes
+            self.isContinuous = isContinuous
+            self.dropped = dropped
+        }
     }
 
+    /// How far a new segment's first interval may reach back before the last beat placed: the beat times placed
+    /// are estimates (back-dated from receipt), and radio latency moves them by tens of milliseconds.
+    public static let overlap: Duration = .milliseconds(100)
+
     /// Places the intervals of a notification received at `receivedAt`.
-    public mutating func place(_ intervals: [RRInterval], receivedAt: ContinuousClock.Instant) -> Placement {
+    ///
+    /// - Parameters:
+    ///   - latency: how far a new segment's beats may reach back before the previous notification.
+    ///   - firstWindow: how far the beats of the first notification (of the timeline, or after ``reset()``) may
+    ///     reach back.
+    public mutating func place(
+        _ intervals: [RRInterval],
+        receivedAt: ContinuousClock.Instant,
+        latency: Duration = .milliseconds(250),
+        firstWindow: Duration = .seconds(3)
+    ) -> Placement {
+        let previous = lastNotification
         var lost = false
         if let lastNotification {
             let gap = receivedAt - lastNotification
@@ -66,15 +95,23 @@ public struct BeatTimeline: Sendable {
                 return Placement(beatTimes: times, isContinuous: true)
             }
         }
-        // A new segment: the newest beat at the receive time, the others back-dated from it.
+        // A new segment: the newest beat at the receive time, the others back-dated from it, as far as the time that
+        // passed allows. A beat reported now happened after the previous notification (less radio latency), or
+        // within the first window for a connection's first one; and its interval began no earlier than the last
+        // beat placed (give or take ``overlap``), since that beat was reported already.
+        let earliestBeat = previous.map { $0 - latency } ?? receivedAt - firstWindow
+        let earliestStart = lastBeat.map { $0 - Self.overlap }
         var times: [ContinuousClock.Instant] = []
         var time = receivedAt
         for interval in intervals.reversed() {
+            let start = time - interval.duration
+            guard time >= earliestBeat, earliestStart.map({ start >= $0 }) ?? true else { break }
             times.append(time)
-            time -= interval.duration
+            time = start
         }
         times.reverse()
-        self.lastBeat = receivedAt
-        return Placement(beatTimes: times, isContinuous: false)
+        let dropped = intervals.count - times.count
+        if !times.isEmpty { self.lastBeat = receivedAt }
+        return Placement(beatTimes: times, isContinuous: false, dropped: dropped)
     }
 }

@@ -24,10 +24,10 @@ public struct Device: Sendable, Hashable {
     public var address: BluetoothAddress? { value("Address")?.string.flatMap { try? BluetoothAddress($0) } }
     /// `public` or `random`.
     public var addressType: String? { value("AddressType")?.string }
-    /// The name the device advertises, if it sent one.
-    public var name: String? { value("Name")?.string }
-    /// The name to show: the user's alias, else the name, else the address (as BlueZ fills it).
-    public var alias: String? { value("Alias")?.string }
+    /// The name the device advertises, if it sent one, cleaned (``UntrustedText``).
+    public var name: String? { value("Name")?.string.map(UntrustedText.clean) }
+    /// The name to show: the user's alias, else the name, else the address (as BlueZ fills it), cleaned.
+    public var alias: String? { value("Alias")?.string.map(UntrustedText.clean) }
     /// Signal strength in dBm; only present while discovery sees the device (127, HCI's "not available", is
     /// reported as nil).
     public var rssi: Int16? {

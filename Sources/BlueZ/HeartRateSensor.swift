@@ -37,6 +37,8 @@ public final class HeartRateSensor: Sendable {
         /// Shared with the other sensors of the same owner so that each keeps a different sensor (see
         /// ``SensorClaims``); nil: this sensor takes whichever matches, even one another sensor has.
         public var claims: SensorClaims?
+        /// What the sensor may plausibly send; anything else is rejected (``HeartRateSensorEvent/rejected(_:count:detail:)``).
+        public var limits = RadioLimits()
 
         public init(adapter: String? = nil) {
             self.adapter = adapter
@@ -47,6 +49,8 @@ public final class HeartRateSensor: Sendable {
     public struct Counters: Sendable, Hashable {
         public var notifications = 0
         public var malformed = 0
+        /// Values and notifications rejected by ``RadioLimits``, by reason (malformed ones are in ``malformed``).
+        public var rejected: [RejectionReason: Int] = [:]
         public var connections = 0
         public var gaps = 0
     }
@@ -58,13 +62,14 @@ public final class HeartRateSensor: Sendable {
     public let events: AsyncStream<HeartRateSensorEvent>
     private let continuation: AsyncStream<HeartRateSensorEvent>.Continuation
     private let observer: (@Sendable (HeartRateSensorEvent) -> Void)?
-    private let state = Mutex(SharedState())
+    private let state: Mutex<SharedState>
 
     private struct SharedState {
         var counters = Counters()
         var chosen: BluetoothAddress?
         var lastReceived: ContinuousClock.Instant?
         var timeline = BeatTimeline()
+        var notificationGuard: NotificationGuard
         var isStale = false
         var energyResetPending = false
         var currentState: SensorConnectionState?
@@ -72,12 +77,15 @@ public final class HeartRateSensor: Sendable {
         /// and then wait here, in order.
         var handlesNotifications = false
         var early: [GattNotification] = []
+
+        init(limits: RadioLimits) { notificationGuard = NotificationGuard(limits: limits) }
     }
 
     public init(client: BlueZClient, target: SensorTarget, options: Options = Options()) {
         self.client = client
         self.target = target
         self.options = options
+        state = Mutex(SharedState(limits: options.limits))
         observer = nil
         (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
         if case .address(let address) = target {
@@ -100,6 +108,7 @@ public final class HeartRateSensor: Sendable {
         self.client = client
         self.target = target
         self.options = options
+        state = Mutex(SharedState(limits: options.limits))
         self.observer = observer
         (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         continuation.finish()
@@ -422,6 +431,7 @@ public final class HeartRateSensor: Sendable {
     ) async throws {
         state.withLock { shared in
             shared.timeline.reset()
+            shared.notificationGuard.newConnection()
             shared.lastReceived = .now
             shared.isStale = false
         }
@@ -463,21 +473,57 @@ public final class HeartRateSensor: Sendable {
         address: BluetoothAddress,
         device: Device
     ) {
-        let measurement: HeartRateMeasurement
+        // The rate bound comes first: a flood costs a counter increment per notification, not a decode.
+        let admitted = state.withLock { shared -> Bool in
+            shared.lastReceived = notification.receivedAt
+            guard shared.notificationGuard.admit(at: notification.receivedAt) else {
+                shared.counters.rejected[.throttled, default: 0] += 1
+                return false
+            }
+            return true
+        }
+        guard admitted else {
+            emit(
+                .rejected(
+                    .throttled,
+                    count: 1,
+                    detail: "more than \(options.limits.notificationsPerSecond) notifications a second"
+                )
+            )
+            return
+        }
+        var measurement: HeartRateMeasurement
         do {
             measurement = try HeartRateMeasurement(decoding: notification.value)
         } catch {
-            state.withLock {
-                $0.counters.malformed += 1
-                $0.lastReceived = notification.receivedAt
-            }
+            state.withLock { $0.counters.malformed += 1 }
             emit(.malformed(payload: notification.value, error: error))
             return
         }
-        let (placement, wasStale, resetEnergy) = state.withLock { shared in
+        let limits = options.limits
+        guard limits.heartRate.contains(measurement.heartRate) || measurement.heartRate == 0 else {
+            state.withLock { $0.counters.rejected[.outOfRange, default: 0] += 1 }
+            emit(
+                .rejected(
+                    .outOfRange,
+                    count: 1,
+                    detail: "heart rate \(measurement.heartRate) bpm is outside \(limits.heartRate.lowerBound)–"
+                        + "\(limits.heartRate.upperBound) bpm: the notification was skipped"
+                )
+            )
+            return
+        }
+        let sent = measurement.rrIntervals
+        measurement.rrIntervals = sent.filter { limits.rrTicks.contains($0.ticks) }
+        let implausibleIntervals = sent.count - measurement.rrIntervals.count
+        let (placement, wasStale, resetEnergy, energy) = state.withLock { shared in
             shared.counters.notifications += 1
-            shared.lastReceived = notification.receivedAt
-            let placement = shared.timeline.place(measurement.rrIntervals, receivedAt: notification.receivedAt)
+            let placement = shared.timeline.place(
+                measurement.rrIntervals,
+                receivedAt: notification.receivedAt,
+                latency: limits.beatLatency,
+                firstWindow: limits.firstBeatsWindow
+            )
             if !placement.isContinuous, !placement.beatTimes.isEmpty, shared.counters.notifications > 1 {
                 shared.counters.gaps += 1
             }
@@ -490,9 +536,50 @@ public final class HeartRateSensor: Sendable {
             } else if measurement.energyExpended != nil {
                 shared.energyResetPending = false
             }
-            return (placement, wasStale, resetEnergy)
+            let energy = measurement.energyExpended.map {
+                shared.notificationGuard.energy($0, at: notification.receivedAt, date: notification.receivedDate)
+            }
+            shared.counters.rejected[.outOfRange, default: 0] += implausibleIntervals
+            if case .outOfRange = energy { shared.counters.rejected[.outOfRange, default: 0] += 1 }
+            shared.counters.rejected[.excessBeats, default: 0] += placement.dropped
+            return (placement, wasStale, resetEnergy, energy)
         }
         if wasStale { report(.streaming) }
+        if implausibleIntervals > 0 {
+            emit(
+                .rejected(
+                    .outOfRange,
+                    count: implausibleIntervals,
+                    detail: "RR intervals outside 200 ms–3 s were skipped"
+                )
+            )
+        }
+        if placement.dropped > 0 {
+            emit(
+                .rejected(
+                    .excessBeats,
+                    count: placement.dropped,
+                    detail: "beats adding up to more than the time since the previous notification were skipped"
+                )
+            )
+        }
+        // Only the beats placed stay in the reading, so nothing downstream sees an interval that was left out.
+        measurement.rrIntervals = Array(measurement.rrIntervals.suffix(placement.beatTimes.count))
+        var increment: EnergyIncrement?
+        switch energy {
+        case .increment(let accepted): increment = accepted
+        case .outOfRange(let kilojoules, let seconds):
+            measurement.energyExpended = nil
+            emit(
+                .rejected(
+                    .outOfRange,
+                    count: 1,
+                    detail: "an energy increase of \(Int(kilojoules)) kJ in \(String(format: "%.1f", seconds)) s is "
+                        + "more than a person can expend (\(limits.energyPerSecond) kJ/s); counting starts again"
+                )
+            )
+        case .baseline, nil: break
+        }
         let beats = zip(measurement.rrIntervals, placement.beatTimes).map { interval, time in
             let offset = notification.receivedAt - time
             let seconds = Double(offset.components.seconds) + Double(offset.components.attoseconds) / 1e18
@@ -506,7 +593,8 @@ public final class HeartRateSensor: Sendable {
                     receivedAt: notification.receivedAt,
                     receivedDate: notification.receivedDate,
                     beats: beats,
-                    isContinuous: placement.isContinuous
+                    isContinuous: placement.isContinuous,
+                    energy: increment
                 )
             )
         )

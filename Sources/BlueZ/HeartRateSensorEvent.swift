@@ -73,6 +73,9 @@ public struct HeartRateReading: Sendable, Hashable {
     /// False when these beats start a new segment of the timeline: beats before them were lost (or this is the
     /// first notification of a connection).
     public var isContinuous: Bool
+    /// The energy expended since the sensor's previous energy value, once checked against what a person can
+    /// expend; nil when the notification carried none, it was the first, or it was rejected.
+    public var energy: EnergyIncrement?
 
     public init(
         sensor: BluetoothAddress,
@@ -80,7 +83,8 @@ public struct HeartRateReading: Sendable, Hashable {
         receivedAt: ContinuousClock.Instant,
         receivedDate: Date,
         beats: [Beat],
-        isContinuous: Bool
+        isContinuous: Bool,
+        energy: EnergyIncrement? = nil
     ) {
         self.sensor = sensor
         self.measurement = measurement
@@ -88,6 +92,7 @@ public struct HeartRateReading: Sendable, Hashable {
         self.receivedDate = receivedDate
         self.beats = beats
         self.isContinuous = isContinuous
+        self.energy = energy
     }
 }
 
@@ -97,6 +102,8 @@ public enum HeartRateSensorEvent: Sendable {
     case reading(HeartRateReading)
     /// A payload that is not a valid measurement; it was counted and skipped.
     case malformed(payload: [UInt8], error: HeartRateMeasurement.DecodingError)
+    /// `count` values or notifications outside ``RadioLimits`` were counted and left out, with what they were.
+    case rejected(RejectionReason, count: Int, detail: String)
     case bodySensorLocation(BodySensorLocation)
     case batteryLevel(BatteryLevel)
     /// Energy expended reached 0xFFFF kJ and was reset through the control point.

@@ -74,6 +74,8 @@ struct MonitorCommand: AsyncParsableCommand {
         }
         var printed = 0
         var streamed = false
+        var unreported: [RejectionReason: Int] = [:]
+        var lastRejectionLine: [RejectionReason: ContinuousClock.Instant] = [:]
         for await event in sensor.events {
             switch event {
             case .state(let state):
@@ -92,6 +94,14 @@ struct MonitorCommand: AsyncParsableCommand {
                 printError("systole: energy expended reached 65535 kJ; reset it on the sensor")
             case .malformed(let payload, let error):
                 printError("systole: skipped a malformed measurement \(Hex.encode(payload)): \(error)")
+            case .rejected(let reason, let count, let detail):
+                // A flooding device would flood the terminal too: a line per reason every five seconds at most.
+                unreported[reason, default: 0] += count
+                let now = ContinuousClock.now
+                if let last = lastRejectionLine[reason], now - last < .seconds(5) { break }
+                lastRejectionLine[reason] = now
+                let total = unreported.removeValue(forKey: reason) ?? count
+                printError("systole: rejected \(total) (\(reason.rawValue)): \(detail)")
             case .reading(let reading):
                 print(line(for: reading))
                 printed += 1

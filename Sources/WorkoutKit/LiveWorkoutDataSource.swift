@@ -17,18 +17,31 @@ public struct SensorMeasurement: Hashable, Sendable {
         }
     }
 
+    /// Energy expended over an interval ending at the measurement, as the sensor layer checked it.
+    public struct ActiveEnergy: Hashable, Sendable {
+        public var kilojoules: Double
+        /// When the interval began (the sensor's previous energy report).
+        public var since: Date
+
+        public init(kilojoules: Double, since: Date) {
+            self.kilojoules = kilojoules
+            self.since = since
+        }
+    }
+
     public var date: Date
     /// Beats per minute, nil when the sensor had no reading (e.g. no skin contact).
     public var heartRate: Double?
     public var beats: [Beat]
-    /// The sensor's cumulative energy-expended counter in kJ, when this notification carried it.
-    public var energyExpended: UInt16?
+    /// The energy expended since the sensor's previous report, when this notification carried one. The sensor
+    /// layer turns its cumulative counter into these increments, bounded by what a person can expend.
+    public var activeEnergy: ActiveEnergy?
 
-    public init(date: Date, heartRate: Double?, beats: [Beat] = [], energyExpended: UInt16? = nil) {
+    public init(date: Date, heartRate: Double?, beats: [Beat] = [], activeEnergy: ActiveEnergy? = nil) {
         self.date = date
         self.heartRate = heartRate
         self.beats = beats
-        self.energyExpended = energyExpended
+        self.activeEnergy = activeEnergy
     }
 }
 
@@ -80,8 +93,6 @@ public actor LiveWorkoutDataSource {
     public private(set) var pending: [Sample] = []
     /// How many refused samples are kept for a retry (about seven hours of one sensor at 4 Hz).
     public static let pendingLimit = 100_000
-    private var lastEnergy: [String: UInt16] = [:]
-    private var lastEnergyDate: [String: Date] = [:]
     private var sensorTasks: [Task<Void, Never>] = []
 
     /// The types a workout of `activity` collects unless told otherwise: heart rate, heartbeat series and
@@ -191,28 +202,21 @@ public actor LiveWorkoutDataSource {
                 )
             )
         }
-        if let energy = measurement.energyExpended {
+        if let energy = measurement.activeEnergy {
             generatedTypes.insert(.activeEnergyBurned)
-            let key = device.address ?? device.name ?? ""
-            if let previous = lastEnergy[key], let since = lastEnergyDate[key] {
-                // The counter only grows, except when it was reset (at saturation): then it counts from zero.
-                let delta = energy >= previous ? energy - previous : energy
-                if delta > 0 {
-                    samples.append(
-                        .quantity(
-                            QuantitySample(
-                                type: .activeEnergyBurned,
-                                quantity: Quantity(Double(delta), .kilojoule),
-                                start: since,
-                                end: measurement.date,
-                                device: device
-                            )
+            if energy.kilojoules > 0 {
+                samples.append(
+                    .quantity(
+                        QuantitySample(
+                            type: .activeEnergyBurned,
+                            quantity: Quantity(energy.kilojoules, .kilojoule),
+                            start: energy.since,
+                            end: measurement.date,
+                            device: device
                         )
                     )
-                }
+                )
             }
-            lastEnergy[key] = energy
-            lastEnergyDate[key] = measurement.date
         }
         return samples
     }

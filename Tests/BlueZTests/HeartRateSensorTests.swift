@@ -200,7 +200,10 @@ import Testing
     @Test func malformedPayloadsAreCountedAndSkipped() async throws {
         let faults = [Scenario.FaultSpec(.malformed, at: 0, every: 4)]
         try await withSimulator(scenario(.polarH10, rate: 20, faults: faults)) { bt in
-            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor)
+            // Twenty a second, for a quick test: above the rate bound, which is not what this tests.
+            var options = HeartRateSensor.Options()
+            options.limits.notificationsPerSecond = 100
+            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: options)
             let events = await collect(sensor) { $0.readings.count >= 15 }
             let malformed = events.compactMap { if case .malformed(let payload, _) = $0 { payload } else { nil } }
             let sent = await bt.simulator.emittedNotifications()

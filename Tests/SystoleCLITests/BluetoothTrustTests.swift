@@ -327,7 +327,10 @@ import Testing
             let sent = try s.emitted().filter(\.malformed).count
             #expect(counted >= 5 && counted <= sent, "\(counted) counted, \(sent) sent")
             let text = try await s.systole("sensors")
-            #expect(text.standardOutput.contains("malformed "), "\(text.standardOutput)")
+            #expect(
+                text.standardOutput.contains("rejected: ") && text.standardOutput.contains(" malformed"),
+                "\(text.standardOutput)"
+            )
             // The journal has the first at once and no line per notification.
             s.daemon.signal(SIGTERM)
             _ = try await s.daemon.waitForExit()

@@ -50,17 +50,21 @@ import WorkoutKit
         #expect(await builder.statistics(for: .activeEnergyBurned) == nil)
     }
 
-    @Test func theEnergyCounterBecomesDeltasAcrossAReset() async throws {
+    @Test func energyIncrementsBecomeSamplesOverTheirIntervals() async throws {
         let (source, builder) = try await collecting()
-        for (second, counter) in [(1.0, 65_500), (11, 65_520), (21, 65_535), (31, 12)] as [(Double, UInt16)] {
+        // The sensor layer's increments: 20 kJ over 10 s, nothing new, 15 kJ.
+        for (second, kilojoules) in [(11.0, 20.0), (21, 0), (31, 15)] {
             await source.receive(
-                SensorMeasurement(date: t0.addingTimeInterval(second), heartRate: 150, energyExpended: counter),
+                SensorMeasurement(
+                    date: t0.addingTimeInterval(second),
+                    heartRate: 150,
+                    activeEnergy: .init(kilojoules: kilojoules, since: t0.addingTimeInterval(second - 10))
+                ),
                 from: strap
             )
         }
         let energy = try #require(await builder.statistics(for: .activeEnergyBurned))
-        // 20 + 15, then the counter was reset and counted 12 from zero; the first value is only a baseline.
-        #expect(energy.sumQuantity() == Quantity(47, .kilojoule))
+        #expect(energy.sumQuantity() == Quantity(35, .kilojoule))
         #expect(await source.generatedTypes.contains(.activeEnergyBurned))
     }
 

@@ -137,6 +137,9 @@ final class ControlService: Service, Sendable {
         values["bpm"] = status.lastHeartRate.map { .uint32(UInt32(clamping: $0)) }
         values["lastReading"] = status.lastReadingDate.map { .double($0.timeIntervalSince1970) }
         values["malformed"] = .uint32(UInt32(clamping: status.rejected.malformed))
+        values["outOfRange"] = .uint32(UInt32(clamping: status.rejected.outOfRange))
+        values["excessBeats"] = .uint32(UInt32(clamping: status.rejected.excessBeats))
+        values["throttled"] = .uint32(UInt32(clamping: status.rejected.throttled))
         return values
     }
 

@@ -22,12 +22,28 @@ public struct SensorStatus: Sendable, Equatable {
     public var rejected = RejectedNotifications()
 }
 
-/// A sensor's notifications that were received but not used, counted by reason since the daemon started.
+/// What a sensor sent that was not used, counted by reason since the daemon started (see `RadioLimits`).
 public struct RejectedNotifications: Sendable, Equatable {
-    /// Not a valid Heart Rate Measurement (cut short, or a length its flags do not announce).
+    /// Notifications that are not a valid Heart Rate Measurement (cut short, or a length its flags do not announce).
     public var malformed = 0
+    /// Values outside their range: a notification's heart rate (the whole notification is skipped), an RR
+    /// interval, or an energy increase more than a person can expend.
+    public var outOfRange = 0
+    /// Beats that added up to more than the time that passed since the sensor's previous notification.
+    public var excessBeats = 0
+    /// Notifications beyond the sensor's rate bound.
+    public var throttled = 0
 
     public init() {}
+
+    mutating func add(_ count: Int, _ reason: RejectionReason) {
+        switch reason {
+        case .malformed: malformed += count
+        case .outOfRange: outOfRange += count
+        case .excessBeats: excessBeats += count
+        case .throttled: throttled += count
+        }
+    }
 }
 
 /// When to write a sensor's rejected notifications to the journal: the first at once, then at most one line per
@@ -42,9 +58,9 @@ struct RejectionLogLimiter {
         self.interval = interval
     }
 
-    /// Counts one rejection at `now`; returns how many to report in a line now (this one included), or nil.
-    mutating func record(at now: ContinuousClock.Instant) -> Int? {
-        unreported += 1
+    /// Counts `count` rejections at `now`; returns how many to report in a line now (these included), or nil.
+    mutating func record(_ count: Int = 1, at now: ContinuousClock.Instant) -> Int? {
+        unreported += count
         if let lastLine, now - lastLine < interval { return nil }
         lastLine = now
         defer { unreported = 0 }
@@ -76,6 +92,8 @@ final class SensorManager: Service, Sendable {
     let agent: PairingAgent
     /// Per sensor (by configuration index): when to log its malformed notifications.
     private let malformedLog = Mutex<[Int: RejectionLogLimiter]>([:])
+    /// Per sensor and reason: when to log values rejected by the radio limits.
+    private let rejectionLog = Mutex<[Key: RejectionLogLimiter]>([:])
     /// Readings of the current bus wakeup not yet published (nil: none).
     private let heldReadings = Mutex<[DaemonReading]?>(nil)
 
@@ -183,11 +201,16 @@ final class SensorManager: Service, Sendable {
                 status.manufacturer = manufacturer
             case .malformed:
                 status.rejected.malformed += 1
+            case .rejected(let reason, let count, _):
+                status.rejected.add(count, reason)
             case .energyExpendedReset:
                 break
             }
         }
         if case .malformed(let payload, let error) = event { logMalformed(payload, error, index: index) }
+        if case .rejected(let reason, let count, let detail) = event {
+            logRejected(reason, count, detail, index: index)
+        }
         if case .reading(let reading) = event {
             let status = statuses.withLock { $0[index] }
             publish(
@@ -216,6 +239,28 @@ final class SensorManager: Service, Sendable {
                 + "\(Hex.encode(payload)): \(error)"
             logger.warning("\(line)")
         }
+    }
+
+    /// Logs values rejected for `reason` like malformed notifications: the first at once, then at most a line a
+    /// minute per sensor and reason with the count since.
+    private func logRejected(_ reason: RejectionReason, _ count: Int, _ detail: String, index: Int) {
+        let reported = rejectionLog.withLock {
+            $0[Key(index: index, reason: reason), default: RejectionLogLimiter()].record(count, at: .now)
+        }
+        guard let reported else { return }
+        let address = statuses.withLock { $0[index]?.address } ?? "any"
+        let line =
+            reported == count
+            ? "sensor \(address): \(detail) (\(reason.rawValue), counted in 'systole sensors'; further ones are "
+                + "logged at most once a minute)"
+            : "sensor \(address): \(reported) values rejected (\(reason.rawValue)) in the last minute or more; the last: "
+                + detail
+        logger.warning("\(line)")
+    }
+
+    private struct Key: Hashable {
+        var index: Int
+        var reason: RejectionReason
     }
 
     /// Publishes a reading with the others of the same bus wakeup: they arrive on the bus's loop thread one

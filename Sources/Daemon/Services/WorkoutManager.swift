@@ -214,7 +214,9 @@ actor WorkoutManager: Service {
                     precededByGap: index == 0 && !reading.isContinuous
                 )
             },
-            energyExpended: m.energyExpended
+            activeEnergy: reading.energy.map {
+                SensorMeasurement.ActiveEnergy(kilojoules: $0.kilojoules, since: $0.since)
+            }
         )
     }
 

@@ -71,9 +71,14 @@ struct SensorsCommand: AsyncParsableCommand {
             if let battery = sensor["battery"]?.number { parts.append("battery \(WorkoutText.whole(battery))%") }
             if let location = sensor["location"]?.string { parts.append(location) }
             if let contact = sensor["contact"]?.string { parts.append("contact \(contact)") }
-            if let malformed = sensor["malformed"]?.number, malformed > 0 {
-                parts.append("malformed \(Int(malformed)) (skipped notifications)")
+            // What the sensor sent that was not used, when it sent any.
+            let rejected = [
+                ("malformed", "malformed"), ("outOfRange", "out of range"), ("excessBeats", "excess beats"),
+                ("throttled", "throttled"),
+            ].compactMap { key, label in
+                sensor[key]?.number.flatMap { $0 > 0 ? "\(WorkoutText.whole($0)) \(label)" : nil }
             }
+            if !rejected.isEmpty { parts.append("rejected: " + rejected.joined(separator: ", ")) }
             print("Sensor: " + parts.joined(separator: " · "))
         }
     }
