@@ -110,7 +110,15 @@ enum SensorIngest {
             let counter = Counter()
             var tasks: [Task<Void, Never>] = []
             for address in addresses {
-                let sensor = HeartRateSensor(client: client, target: .address(try BluetoothAddress(address)))
+                // Floods on purpose (--rate): the per-sensor rate bound would throttle it.
+                var options = HeartRateSensor.Options()
+                options.limits.notificationsPerSecond = 100_000
+                options.limits.notificationBurst = 100_000
+                let sensor = HeartRateSensor(
+                    client: client,
+                    target: .address(try BluetoothAddress(address)),
+                    options: options
+                )
                 tasks.append(Task { await sensor.run() })
                 tasks.append(
                     Task {

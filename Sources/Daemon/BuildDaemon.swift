@@ -178,6 +178,7 @@ public func buildDaemon(
         client: client,
         sensors: configuration.sensors,
         adapter: configuration.adapter,
+        notificationLimit: configuration.notificationLimit,
         logger: logger
     )
     let workouts = WorkoutManager(

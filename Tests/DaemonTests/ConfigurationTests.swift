@@ -130,6 +130,17 @@ import WorkoutKit
         #expect(c.sensors == [.any])
     }
 
+    @Test func theNotificationLimitIsReadWithinItsRange() throws {
+        #expect(try configuration("notification_limit = 100\n").notificationLimit == 100)
+        #expect(try configuration("").notificationLimit == 12)
+        for value in ["0", "10001", "-1"] {
+            #expect(
+                error("notification_limit = \(value)\n")?.reason
+                    == "notification_limit is notifications a second per sensor, from 1 to 10000"
+            )
+        }
+    }
+
     @Test func deeplyNestedArraysAreAnErrorNotACrash() {
         let text = "sensors = " + String(repeating: "[", count: 200_000) + "\n"
         let found = error(text)

@@ -39,6 +39,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var adapter: String?
     public var storePath: String
     public var sensors: [Sensor] = [.any]
+    /// Notifications a second each sensor may send on average (twice as many may come at once); the surplus is
+    /// dropped and counted. Sensors notify about once a second; benchmarks that flood on purpose raise it.
+    public var notificationLimit: Double = RadioLimits().notificationsPerSecond
     public var sampleTypes: Set<SampleType> = [.heartRate, .heartbeatSeries, .activeEnergyBurned, .dietaryWater]
     public var liveLogPath: String
     public var liveLogFormat: LiveLogFormat = .text
@@ -145,7 +148,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         init(_ text: String) { self.text = text }
     }
 
-    static let topLevelKeys = ["bus", "adapter", "store", "sensors", "sample_types"]
+    static let topLevelKeys = ["bus", "adapter", "store", "sensors", "sample_types", "notification_limit"]
     static let liveLogKeys = ["path", "format", "max_size", "keep", "privacy"]
 
     private mutating func apply(_ entry: TOML.Entry) throws(Reason) {
@@ -161,6 +164,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
             guard !sensors.isEmpty else {
                 throw Reason("sensors is empty: list addresses, or \"any\" for the first heart-rate sensor seen")
             }
+        case ("", "notification_limit"):
+            let limit = try integer(entry)
+            guard (1...10_000).contains(limit) else {
+                throw Reason("notification_limit is notifications a second per sensor, from 1 to 10000")
+            }
+            notificationLimit = Double(limit)
         case ("", "sample_types"):
             var types: Set<SampleType> = []
             for text in try strings(entry) {

@@ -99,7 +99,13 @@ final class SensorManager: Service, Sendable {
 
     private let logger: Logger
 
-    init(client: BlueZClient, sensors: [DaemonConfiguration.Sensor], adapter: String?, logger: Logger) {
+    init(
+        client: BlueZClient,
+        sensors: [DaemonConfiguration.Sensor],
+        adapter: String?,
+        notificationLimit: Double = RadioLimits().notificationsPerSecond,
+        logger: Logger
+    ) {
         self.logger = logger
         self.client = client
         agent = PairingAgent { reason in logger.warning("refused a Bluetooth request: \(reason)") }
@@ -112,6 +118,8 @@ final class SensorManager: Service, Sendable {
         var options = HeartRateSensor.Options(adapter: adapter)
         options.registersAutoConnectProfile = true
         options.agent = agent
+        options.limits.notificationsPerSecond = notificationLimit
+        options.limits.notificationBurst = 2 * notificationLimit
         // Each entry keeps a sensor of its own: "any" entries skip configured addresses and each other's.
         options.claims = SensorClaims()
         for target in targets {
