@@ -4,8 +4,8 @@
 # runs the whole test suite (the decoder's vectors are in Tests/HeartRateProfileTests/Resources),
 # runs the short form of the real-stack test (scripts/test-real-bluez.sh --short: the real systoled against bluetoothd
 # and BlueZ's example Heart Rate peripheral in a VM, then the same steps against systole-sim, compared on D-Bus), runs
-# short smoke versions of the benchmark and torture scripts (so they cannot rot; their figures are not the product's:
-# debug build, few sensors, few seconds), then fuzzes the payload decoder briefly ($SYSTOLE_FUZZ_SECONDS, default 30;
+# short smoke versions of the benchmark, torture and radio-fuzz scripts (so they cannot rot; their figures are
+# not the product's: debug build, few sensors, few seconds), then fuzzes the payload decoder briefly ($SYSTOLE_FUZZ_SECONDS, default 30;
 # 0 skips it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +35,9 @@ if [ "$(id -u)" = 0 ]; then
 else
   echo "NOT RUN: torture.sh --disk-full mounts a tmpfs and needs root; run it as root to check the full-disk case"
 fi
+
+echo "== hostile devices beside an honest strap: scripts/radio-fuzz.sh (30 s, 3 devices, a fixed seed)"
+scripts/radio-fuzz.sh --seconds 30 --seed 2026
 
 fuzz_seconds=${SYSTOLE_FUZZ_SECONDS:-30}
 if [ "$fuzz_seconds" != 0 ]; then
