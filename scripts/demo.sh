@@ -6,10 +6,16 @@
 # The live bpm log scrolls by while the workout runs. It ends on its own (status 0 when every step worked) and stops
 # everything it started: the bus, the simulator, systoled and the log's reader.
 #
-# usage: scripts/demo.sh [seconds of workout, default 30]
+# With --hostile, the simulator plays `--preset hostile-neighbour` instead: an honest strap beside a device that
+# sends impossible heart rates, energy jumps, a storm of a thousand notifications a second and flaps its link,
+# under a name full of escape sequences. Both are systoled's sensors; the demo ends with what systoled rejected.
+#
+# usage: scripts/demo.sh [--hostile] [seconds of workout, default 30, 36 with --hostile]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECONDS_OF_WORKOUT=${1:-30}
+HOSTILE=0
+if [ "${1:-}" = "--hostile" ]; then HOSTILE=1; shift; fi
+SECONDS_OF_WORKOUT=${1:-$([ "$HOSTILE" = 1 ] && echo 36 || echo 30)}
 
 scripts/install-deps.sh
 swift build --product systole >&2
@@ -47,14 +53,21 @@ cat > "$WORK/scenario.json" <<'JSON'
  "sensors": [{"model": "polar-h10", "rate": 1,
               "profile": {"kind": "intervals", "low": 115, "high": 165, "work": 20, "rest": 10}}]}
 JSON
-"$BIN/systole-sim" --bus "$BUS" --scenario "$WORK/scenario.json" > "$WORK/sim.out" &
+SENSORS='"any"'
+if [ "$HOSTILE" = 1 ]; then
+  # The honest strap and the attacker (Scenario.honestStrapAddress and .hostileDeviceAddress).
+  "$BIN/systole-sim" --bus "$BUS" --preset hostile-neighbour > "$WORK/sim.out" &
+  SENSORS='"A0:9E:1A:00:AA:AA", "A0:9E:1A:66:66:66"'
+else
+  "$BIN/systole-sim" --bus "$BUS" --scenario "$WORK/scenario.json" > "$WORK/sim.out" &
+fi
 SIM_PID=$!
 for _ in $(seq 100); do grep -q '^ready' "$WORK/sim.out" 2>/dev/null && break; sleep 0.1; done
 
 cat > "$WORK/systoled.toml" <<TOML
 bus = "$BUS"
 store = "$WORK/state/health.sqlite"
-sensors = ["any"]
+sensors = [$SENSORS]
 
 [live_log]
 path = "$WORK/logs/live.log"
@@ -96,3 +109,8 @@ ID=$("$BIN/systole" workouts --json | sed -n 's/.*"id" : "\([0-9A-F-]*\)".*/\1/p
 echo
 echo "== systole workouts show ${ID:0:8}"
 "$BIN/systole" workouts show "${ID:0:8}"
+if [ "$HOSTILE" = 1 ]; then
+  echo
+  echo "== systole sensors: what the attacker sent that systoled left out (its name cleaned of escape sequences)"
+  "$BIN/systole" sensors
+fi
