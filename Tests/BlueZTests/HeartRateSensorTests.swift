@@ -200,10 +200,7 @@ import Testing
     @Test func malformedPayloadsAreCountedAndSkipped() async throws {
         let faults = [Scenario.FaultSpec(.malformed, at: 0, every: 4)]
         try await withSimulator(scenario(.polarH10, rate: 20, faults: faults)) { bt in
-            // Twenty a second, for a quick test: above the rate bound, which is not what this tests.
-            var options = HeartRateSensor.Options()
-            options.limits.notificationsPerSecond = 100
-            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: options)
+            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: twentyASecond())
             let events = await collect(sensor) { $0.readings.count >= 15 }
             let malformed = events.compactMap { if case .malformed(let payload, _) = $0 { payload } else { nil } }
             let sent = await bt.simulator.emittedNotifications()
@@ -220,7 +217,7 @@ import Testing
 
     @Test func saturatedEnergyIsResetThroughTheControlPoint() async throws {
         try await withSimulator(scenario(.garminHRM, rate: 20) { $0.energyStart = 65_534 }) { bt in
-            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor)
+            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: twentyASecond())
             let events = await collect(sensor) { events in
                 events.contains { if case .energyExpendedReset = $0 { true } else { false } }
                     && events.readings.last?.measurement.energyExpended.map { $0 < 100 } == true
@@ -275,4 +272,13 @@ actor Once {
         defer { done = true }
         return !done
     }
+}
+
+/// Options for a simulated sensor notifying twenty times a second, which makes a quick test: above the rate bound
+/// (`RadioLimits`), which is not what those tests are about.
+func twentyASecond() -> HeartRateSensor.Options {
+    var options = HeartRateSensor.Options()
+    options.limits.notificationsPerSecond = 100
+    options.limits.notificationBurst = 200
+    return options
 }
