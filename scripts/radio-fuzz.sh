@@ -159,7 +159,7 @@ for line in live:
         logged.append((unix(parts[0]), bpm))
 lost = 0
 for t, bpm in sent:
-    match = next((i for i, (lt, lb) in enumerate(logged) if abs(lt - t) < 0.6 and lb == bpm), None)
+    match = next((i for i, (lt, lb) in enumerate(logged) if abs(lt - t) < 0.9 and lb == bpm), None)
     if match is None: lost += 1
     else: logged.pop(match)
 check(lost == 0 and sent, f"every honest reading stored ({len(sent) - lost} of {len(sent)}; lost {lost})")
