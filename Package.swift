@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
         .library(name: "WorkoutKit", targets: ["WorkoutKit"]),
         .library(name: "HealthStore", targets: ["HealthStore"]),
+        .library(name: "WorkoutExport", targets: ["WorkoutExport"]),
         .executable(name: "systole-sim", targets: ["systole-sim"]),
         .executable(name: "systoled", targets: ["systoled"]),
     ],
@@ -64,6 +65,9 @@ let package = Package(
             name: "systole-sim",
             dependencies: ["BlueZSimulator", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+
+        // MARK: Workouts out of systole: file formats (FIT) built from a workout's data. No I/O.
+        .target(name: "WorkoutExport", dependencies: ["WorkoutKit"]),
 
         // MARK: Names of the daemon's D-Bus control API, shared by the daemon and the CLI.
         .target(name: "ControlAPI"),
@@ -125,6 +129,12 @@ let package = Package(
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "SystoleTestSupport"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus"]),
         .testTarget(name: "WorkoutKitTests", dependencies: ["WorkoutKit"]),
+        .testTarget(
+            name: "WorkoutExportTests",
+            dependencies: ["WorkoutExport", "WorkoutKit", "SystoleTestSupport"],
+            // The decoders' script runs from the source tree (it needs the venv's Python, not a bundle).
+            exclude: ["decode_fit.py"]
+        ),
         .testTarget(
             name: "DaemonTests",
             dependencies: [

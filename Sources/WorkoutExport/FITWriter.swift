@@ -1,0 +1,133 @@
+import Foundation
+
+/// Writes a FIT file (the Flexible and Interoperable Data Transfer protocol of Garmin's FIT SDK): a 14-byte header,
+/// definition and data messages, and the file CRC. Little-endian throughout; one local message type per global
+/// message, defined before its first data message.
+struct FITWriter {
+    /// FIT base types used here, with their codes from the SDK's profile.
+    enum BaseType: UInt8 {
+        case enumeration = 0x00
+        case uint8 = 0x02
+        case uint16 = 0x84
+        case uint32 = 0x86
+        case uint32z = 0x8C
+        case string = 0x07
+
+        var size: Int {
+            switch self {
+            case .enumeration, .uint8, .string: 1
+            case .uint16: 2
+            case .uint32, .uint32z: 4
+            }
+        }
+
+        /// The value that means "no value" for the type.
+        var invalid: UInt64 {
+            switch self {
+            case .enumeration, .uint8: 0xFF
+            case .uint16: 0xFFFF
+            case .uint32: 0xFFFF_FFFF
+            case .uint32z: 0
+            case .string: 0
+            }
+        }
+    }
+
+    /// One field of a message: its number in the profile, base type and count (arrays and strings).
+    struct Field: Hashable {
+        var number: UInt8
+        var type: BaseType
+        var count = 1
+        var byteCount: Int { type.size * count }
+    }
+
+    /// The seconds between the Unix epoch and FIT's (1989-12-31T00:00:00Z).
+    static let epochOffset: TimeInterval = 631_065_600
+    /// The FIT SDK profile version these messages follow, as the SDK writes it: major × 1000 + minor (21.218).
+    static let profileVersion: UInt16 = 21_218
+
+    private var records: [UInt8] = []
+    private var definitions: [Key: UInt8] = [:]
+
+    private struct Key: Hashable {
+        var global: UInt16
+        var fields: [Field]
+    }
+
+    /// A FIT timestamp: whole seconds since FIT's epoch.
+    static func timestamp(_ date: Date) -> UInt64 {
+        UInt64(max(0, (date.timeIntervalSince1970 - epochOffset).rounded(.down)))
+    }
+
+    /// Appends a data message of global message `global` with `values` (one per field; arrays give `count`
+    /// values), writing its definition first when this layout is new.
+    mutating func message(_ global: UInt16, _ fields: [(Field, [UInt64])]) {
+        let key = Key(global: global, fields: fields.map(\.0))
+        let local: UInt8
+        if let known = definitions[key] {
+            local = known
+        } else {
+            // Sixteen local types; a layout beyond them takes over the slot it maps to (and is defined again).
+            local = UInt8(definitions.count % 16)
+            definitions = definitions.filter { $0.value != local }
+            definitions[key] = local
+            records.append(0x40 | local)
+            records += [0, 0]  // reserved, little-endian
+            append(UInt64(global), size: 2)
+            records.append(UInt8(fields.count))
+            for (field, _) in fields {
+                records += [field.number, UInt8(field.byteCount), field.type.rawValue]
+            }
+        }
+        records.append(local)
+        for (field, values) in fields {
+            for index in 0..<field.count {
+                let value = index < values.count ? values[index] : field.type.invalid
+                append(value, size: field.type.size)
+            }
+        }
+    }
+
+    /// Appends a string field's bytes (UTF-8, cut to `count - 1` bytes and NUL-padded).
+    static func stringValues(_ text: String, count: Int) -> [UInt64] {
+        var bytes = Array(text.utf8.prefix(count - 1))
+        while bytes.count < count { bytes.append(0) }
+        return bytes.map(UInt64.init)
+    }
+
+    private mutating func append(_ value: UInt64, size: Int) {
+        for shift in 0..<size { records.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(shift)))) }
+    }
+
+    /// The whole file: header (with its CRC), records and the file CRC.
+    func bytes() -> [UInt8] {
+        var header: [UInt8] = [14, 0x20]
+        header += [UInt8(Self.profileVersion & 0xFF), UInt8(Self.profileVersion >> 8)]
+        let size = UInt32(records.count)
+        header += [0, 8, 16, 24].map { UInt8(truncatingIfNeeded: size >> UInt32($0)) }
+        header += Array(".FIT".utf8)
+        let headerCRC = Self.crc(header)
+        header += [UInt8(headerCRC & 0xFF), UInt8(headerCRC >> 8)]
+        let body = header + records
+        let fileCRC = Self.crc(body)
+        return body + [UInt8(fileCRC & 0xFF), UInt8(fileCRC >> 8)]
+    }
+
+    /// FIT's CRC-16, computed four bits at a time as the SDK does.
+    static func crc(_ bytes: [UInt8]) -> UInt16 {
+        let table: [UInt16] = [
+            0x0000, 0xCC01, 0xD801, 0x1400, 0xF001, 0x3C00, 0x2800, 0xE401,
+            0xA001, 0x6C00, 0x7800, 0xB401, 0x5000, 0x9C01, 0x8801, 0x4400,
+        ]
+        var crc: UInt16 = 0
+        for byte in bytes {
+            var low = table[Int(crc & 0xF)]
+            crc = (crc >> 4) & 0x0FFF
+            crc = crc ^ low ^ table[Int(byte & 0xF)]
+            low = table[Int(crc & 0xF)]
+            crc = (crc >> 4) & 0x0FFF
+            crc = crc ^ low ^ table[Int(byte >> 4)]
+        }
+        return crc
+    }
+}

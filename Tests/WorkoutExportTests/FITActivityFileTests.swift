@@ -1,0 +1,105 @@
+import Foundation
+import SystoleTestSupport
+import Testing
+import WorkoutKit
+
+@testable import WorkoutExport
+
+/// The FIT activity file, checked by the decoders FIT's users rely on: Garmin's own (PyPI `garmin-fit-sdk`, with its
+/// integrity check) and `fitdecode`, installed into a venv the test makes (`~/.cache/systole-export/venv`).
+@Suite(.serialized) struct FITActivityFileTests {
+    static let venv = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(
+        ".cache/systole-export/venv"
+    )
+    static let packages = ["garmin-fit-sdk==21.218.0", "fitdecode==0.11.0"]
+
+    /// The venv's python, made and filled when missing.
+    static func python() async throws -> String {
+        let python = venv.appendingPathComponent("bin/python").path
+        let check =
+            FileManager.default.isExecutableFile(atPath: python)
+            ? try await CommandRunner.run(python, ["-c", "import garmin_fit_sdk, fitdecode"]) : nil
+        if check?.status != 0 {
+            let made = try await CommandRunner.run("/usr/bin/python3", ["-m", "venv", venv.path])
+            try #require(made.status == 0, "python3 -m venv failed (install python3-venv): \(made.standardError)")
+            let installed = try await CommandRunner.run(python, ["-m", "pip", "install", "-q"] + packages)
+            try #require(installed.status == 0, "pip install \(packages) failed: \(installed.standardError)")
+        }
+        return python
+    }
+
+    /// Decodes `bytes` with both decoders.
+    static func decode(_ bytes: [UInt8]) async throws -> [String: Any] {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("systole-\(UUID()).fit")
+        try Data(bytes).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("decode_fit.py")
+        let result = try await CommandRunner.run(try await python(), [script.path, file.path])
+        try #require(result.status == 0, "decode_fit.py failed: \(result.standardError)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+    }
+
+    static let start = Date(timeIntervalSince1970: 1_795_333_160)
+
+    /// Twenty minutes of running with a two-minute pause, a reading a second, and beats in two runs with a gap.
+    static func recording() -> ActivityRecording {
+        let pause = DateInterval(start: start + 600, duration: 120)
+        let readings = (0..<1200).compactMap { second -> (date: Date, bpm: Double)? in
+            let date = start + Double(second)
+            return pause.contains(date) ? nil : (date, 120 + Double(second % 40))
+        }
+        let beats: [[Double]] = (0..<2).map { run in
+            (0..<300).map { (index: Int) -> Double in 0.5 + Double((index + run * 7) % 50) / 1024 }
+        }
+        return ActivityRecording(
+            activity: .running,
+            start: start,
+            end: start + 1200,
+            pauses: [pause],
+            heartRates: readings,
+            beatRuns: beats,
+            laps: [DateInterval(start: start, duration: 600), DateInterval(start: start + 600, duration: 600)],
+            kilocalories: 240,
+            sensors: [.init(fitManufacturer: 123, name: "Polar H10 91948D23")]
+        )
+    }
+
+    @Test func theCRCIsFITs() {
+        // The SDK's CRC of "123456789" (CRC-16/ARC).
+        #expect(FITWriter.crc(Array("123456789".utf8)) == 0xBB3D)
+    }
+
+    @Test func garminsDecoderAndFitdecodeReadTheSameReadingsAndBeats() async throws {
+        let recording = Self.recording()
+        let decoded = try await Self.decode(FITActivityFile.encode(recording))
+        #expect(decoded["garmin_is_fit"] as? Bool == true)
+        #expect(decoded["garmin_integrity"] as? Bool == true)
+        #expect((decoded["garmin_errors"] as? [Any])?.isEmpty == true, "\(decoded["garmin_errors"] ?? "")")
+        #expect((decoded["fitdecode_errors"] as? [Any])?.isEmpty == true, "\(decoded["fitdecode_errors"] ?? "")")
+        let heartRates = recording.heartRates.map { Int($0.bpm) }
+        #expect(decoded["garmin_heart_rates"] as? [Int] == heartRates)
+        #expect(decoded["fitdecode_heart_rates"] as? [Int] == heartRates)
+        // RR in seconds, at the file's millisecond resolution, each run in messages of its own.
+        for key in ["garmin_hrv", "fitdecode_hrv"] {
+            let messages = try #require(decoded[key] as? [[Double]], "\(key)")
+            let expected = recording.beatRuns.flatMap { run in
+                stride(from: 0, to: run.count, by: 5).map { Array(run[$0..<min($0 + 5, run.count)]) }
+            }
+            #expect(messages.count == expected.count, "\(key)")
+            for (message, beats) in zip(messages, expected) {
+                #expect(message.count == beats.count)
+                for (read, beat) in zip(message, beats) { #expect(abs(read - beat) <= 0.001, "\(read) ≠ \(beat)") }
+            }
+        }
+        let session = try #require(decoded["garmin_session"] as? [String: Any])
+        #expect(session["sport"] as? String == "running")
+        #expect(session["total_elapsed_time"] as? Double == 1200)
+        #expect(session["total_timer_time"] as? Double == 1080)
+        #expect(session["max_heart_rate"] as? Int == 159)
+        #expect(session["total_calories"] as? Int == 240)
+        #expect(session["num_laps"] as? Int == 2)
+        #expect(decoded["garmin_laps"] as? Int == 2)
+        let events = try #require(decoded["garmin_events"] as? [[String]])
+        #expect(events.map { $0.last ?? "" } == ["start", "stop_all", "start", "stop_all"])
+    }
+}

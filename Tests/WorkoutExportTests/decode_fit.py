@@ -1,0 +1,41 @@
+"""decode_fit.py FILE: decodes a FIT file with Garmin's own decoder (garmin-fit-sdk, integrity check on) and with
+fitdecode, and prints one JSON object: each decoder's errors, heart rates, RR intervals (hrv, seconds) and the
+session, so the Swift test can compare them with what it encoded."""
+import json, sys
+
+import fitdecode
+from garmin_fit_sdk import Decoder, Stream
+
+path = sys.argv[1]
+out = {}
+
+# Each check reads the stream through, so each gets a decoder of its own.
+out["garmin_is_fit"] = Decoder(Stream.from_file(path)).is_fit()
+out["garmin_integrity"] = Decoder(Stream.from_file(path)).check_integrity()
+messages, errors = Decoder(Stream.from_file(path)).read(convert_datetimes_to_dates=False)
+out["garmin_errors"] = [str(e) for e in errors]
+out["garmin_heart_rates"] = [m.get("heart_rate") for m in messages.get("record_mesgs", [])]
+out["garmin_hrv"] = [[t for t in m["time"] if t is not None] for m in messages.get("hrv_mesgs", [])]
+session = (messages.get("session_mesgs") or [{}])[0]
+out["garmin_session"] = {k: session.get(k) for k in
+    ["sport", "sub_sport", "total_elapsed_time", "total_timer_time", "avg_heart_rate", "max_heart_rate",
+     "total_calories", "num_laps"]}
+out["garmin_events"] = [(m.get("event"), m.get("event_type")) for m in messages.get("event_mesgs", [])]
+out["garmin_laps"] = len(messages.get("lap_mesgs", []))
+
+heart_rates, hrv, fit_errors = [], [], []
+try:
+    with fitdecode.FitReader(path, check_crc=fitdecode.CrcCheck.RAISE) as reader:
+        for frame in reader:
+            if frame.frame_type == fitdecode.FIT_FRAME_DATA:
+                if frame.name == "record":
+                    heart_rates.append(frame.get_value("heart_rate"))
+                elif frame.name == "hrv":
+                    times = frame.get_value("time")
+                    hrv.append([t for t in (times if isinstance(times, (list, tuple)) else [times]) if t is not None])
+except Exception as error:
+    fit_errors.append(repr(error))
+out["fitdecode_errors"] = fit_errors
+out["fitdecode_heart_rates"] = heart_rates
+out["fitdecode_hrv"] = hrv
+print(json.dumps(out))
