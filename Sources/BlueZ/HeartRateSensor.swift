@@ -49,8 +49,6 @@ public final class HeartRateSensor: Sendable {
     public struct Counters: Sendable, Hashable {
         public var notifications = 0
         public var malformed = 0
-        /// Values and notifications rejected by ``RadioLimits``, by reason (malformed ones are in ``malformed``).
-        public var rejected: [RejectionReason: Int] = [:]
         public var connections = 0
         public var gaps = 0
     }
@@ -476,11 +474,7 @@ public final class HeartRateSensor: Sendable {
         // The rate bound comes first: a flood costs a counter increment per notification, not a decode.
         let admitted = state.withLock { shared -> Bool in
             shared.lastReceived = notification.receivedAt
-            guard shared.notificationGuard.admit(at: notification.receivedAt) else {
-                shared.counters.rejected[.throttled, default: 0] += 1
-                return false
-            }
-            return true
+            return shared.notificationGuard.admit(at: notification.receivedAt)
         }
         guard admitted else {
             emit(
@@ -502,7 +496,6 @@ public final class HeartRateSensor: Sendable {
         }
         let limits = options.limits
         guard limits.heartRate.contains(measurement.heartRate) || measurement.heartRate == 0 else {
-            state.withLock { $0.counters.rejected[.outOfRange, default: 0] += 1 }
             emit(
                 .rejected(
                     .outOfRange,
@@ -539,9 +532,6 @@ public final class HeartRateSensor: Sendable {
             let energy = measurement.energyExpended.map {
                 shared.notificationGuard.energy($0, at: notification.receivedAt, date: notification.receivedDate)
             }
-            shared.counters.rejected[.outOfRange, default: 0] += implausibleIntervals
-            if case .outOfRange = energy { shared.counters.rejected[.outOfRange, default: 0] += 1 }
-            shared.counters.rejected[.excessBeats, default: 0] += placement.dropped
             return (placement, wasStale, resetEnergy, energy)
         }
         if wasStale { report(.streaming) }

@@ -8,7 +8,7 @@ public struct RadioLimits: Sendable, Equatable {
     /// maximum of any age, about 220 − age, with room for arrhythmias). 0 is the sensor saying it has no value.
     public var heartRate: ClosedRange<UInt16> = 25...250
     /// RR intervals a heart can produce: 200 ms (300 bpm) to 3 s (20 bpm), as ``RRInterval/isPhysiologicallyPlausible``.
-    public var rrTicks: ClosedRange<UInt16> = 205...3072
+    public var rrTicks = RRInterval.plausibleTicks
     /// The most energy a person can expend per second, in kJ: 2.5 kJ/s is 2.5 kW, beyond an elite cyclist's
     /// whole-body rate at full effort (about 1.5–2 kW).
     public var energyPerSecond: Double = 2.5

@@ -28,11 +28,12 @@ struct UserSampleLimit: Sendable, Equatable {
             return "\(name) must be a positive amount, not \(value) \(unit)"
         }
         guard value <= perSample else {
-            return "that is more \(name) than one sample may hold (at most \(Int(perSample)) \(unit))"
+            return "that is more \(name) than one sample may hold (at most \(Int(perSample)) \(unit)); "
+                + "add a larger amount as several samples"
         }
         guard total + value <= perWorkout else {
             return "the workout would hold \(total + value) \(unit) of \(name), more than a workout may hold "
-                + "(at most \(Int(perWorkout)) \(unit))"
+                + "(at most \(Int(perWorkout)) \(unit)); check the amount and its unit (250ml, not 250l)"
         }
         return nil
     }

@@ -33,8 +33,11 @@ public struct RRInterval: Hashable, Sendable, Comparable {
     /// Sensors do send impossible values (a Garmin HRM-Dual has been seen sending 53 ticks ≈ 52 ms). The
     /// decoder keeps them as sent; consumers that build a beat timeline use this to flag them.
     public var isPhysiologicallyPlausible: Bool {
-        (205...3072).contains(ticks)
+        Self.plausibleTicks.contains(ticks)
     }
+
+    /// The ticks of intervals a human heart can produce: 205 (200.2 ms) to 3072 (3 s).
+    public static let plausibleTicks: ClosedRange<UInt16> = 205...3072
 
     public static func < (lhs: RRInterval, rhs: RRInterval) -> Bool { lhs.ticks < rhs.ticks }
 }

@@ -166,6 +166,34 @@ import Testing
                 "nobody called \(call.interface).\(call.member): \(error)"
             )
         }
+        // Nor by systoled's unique name, nor any other object it exports (its pairing agent): the policy names
+        // org.systole.Daemon, and the bus applies it to every message to the connection that owns it.
+        let uniqueName = try await s.run(
+            .root,
+            "/usr/bin/dbus-send",
+            [
+                "--bus=\(s.bus.address)", "--print-reply=literal", "--dest=org.freedesktop.DBus",
+                "/org/freedesktop/DBus",
+                "org.freedesktop.DBus.GetNameOwner", "string:\(ControlAPI.busName)",
+            ]
+        ).standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(uniqueName.hasPrefix(":"), "no owner: \(uniqueName)")
+        for (path, member) in [
+            (ControlAPI.objectPath, "\(ControlAPI.interface).ListSensors"),
+            ("/org/systole/agent", "org.bluez.Agent1.RequestAuthorization"),
+        ] {
+            let byUniqueName = try await s.run(
+                .nobody,
+                "/usr/bin/dbus-send",
+                ["--bus=\(s.bus.address)", "--print-reply", "--dest=\(uniqueName)", path, member]
+                    + (member.hasSuffix("RequestAuthorization")
+                        ? ["objpath:/org/bluez/hci0/dev_00_11_22_33_44_55"] : [])
+            )
+            #expect(
+                byUniqueName.standardError.contains("org.freedesktop.DBus.Error.AccessDenied"),
+                "nobody called \(member) at \(uniqueName): \(byUniqueName.standardError)"
+            )
+        }
         let denied = try await s.systole(.nobody, "status")
         #expect(denied.status == 1)
         #expect(denied.standardError.contains("not permitted to control systoled"), "\(denied.standardError)")

@@ -238,13 +238,13 @@ final class SensorManager: Service, Sendable {
         let address = statuses.withLock { $0[index]?.address } ?? "any"
         if count == 1 {
             let line =
-                "sensor \(address): skipped a malformed notification \(Hex.encode(payload)): \(error) (counted in "
+                "sensor \(address): skipped a malformed notification of \(payload.count) bytes: \(error) (counted in "
                 + "'systole sensors'; further ones are logged at most once a minute)"
             logger.warning("\(line)")
         } else {
             let line =
                 "sensor \(address): skipped \(count) malformed notifications in the last minute or more, the last "
-                + "\(Hex.encode(payload)): \(error)"
+                + "of \(payload.count) bytes: \(error)"
             logger.warning("\(line)")
         }
     }
