@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
         .library(name: "WorkoutKit", targets: ["WorkoutKit"]),
         .library(name: "HealthStore", targets: ["HealthStore"]),
+        .library(name: "WorkoutAnalysis", targets: ["WorkoutAnalysis"]),
         .library(name: "WorkoutExport", targets: ["WorkoutExport"]),
         .executable(name: "systole-sim", targets: ["systole-sim"]),
         .executable(name: "systoled", targets: ["systoled"]),
@@ -66,8 +67,10 @@ let package = Package(
             dependencies: ["BlueZSimulator", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
-        // MARK: Workouts out of systole: file formats (FIT) built from a workout's data. No I/O.
-        .target(name: "WorkoutExport", dependencies: ["WorkoutKit"]),
+        // MARK: A workout's recording and what it tells: HRV with artifact correction, zones, training load, energy.
+        .target(name: "WorkoutAnalysis", dependencies: ["WorkoutKit"]),
+        // MARK: Workouts out of systole: the file formats (FIT, TCX, CSV, RR) of a recording. No I/O.
+        .target(name: "WorkoutExport", dependencies: ["WorkoutAnalysis", "WorkoutKit"]),
 
         // MARK: Names of the daemon's D-Bus control API, shared by the daemon and the CLI.
         .target(name: "ControlAPI"),
@@ -131,9 +134,15 @@ let package = Package(
         .testTarget(name: "WorkoutKitTests", dependencies: ["WorkoutKit"]),
         .testTarget(
             name: "WorkoutExportTests",
-            dependencies: ["WorkoutExport", "WorkoutKit", "SystoleTestSupport"],
+            dependencies: ["WorkoutExport", "WorkoutAnalysis", "WorkoutKit", "SystoleTestSupport"],
             // The decoders' script runs from the source tree (it needs the venv's Python, not a bundle).
             exclude: ["decode_fit.py"]
+        ),
+        .testTarget(
+            name: "WorkoutAnalysisTests",
+            dependencies: ["WorkoutAnalysis", "WorkoutKit", "SystoleTestSupport"],
+            // The reference's scripts run from the source tree with the venv's Python.
+            exclude: ["Python"]
         ),
         .testTarget(
             name: "DaemonTests",

@@ -7,6 +7,7 @@
 #   libsqlite3-dev    SQLite, which GRDB (the HealthStore) links
 #   python3-venv      the venv Benchmarks/ingest.sh installs bleak into (its smoke run is part of the tests)
 #   systemd           systemd-analyze, which scripts/check-unit.sh runs on the unit
+# and then, with scripts/python-tools.sh, the Python venv the export and analysis tests decode and compare with.
 # With --vm, instead, what scripts/real-bluez/vm.sh boots and runs (the real Bluetooth stack in a VM):
 #   qemu-system-x86   the emulator (TCG: no KVM needed)
 #   linux-image-amd64 the guest kernel, with its bluetooth, hci_vhci and 9p modules in /lib/modules
@@ -35,16 +36,19 @@ missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-sudo=()
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null 2>&1 || {
-    echo "install-deps: missing ${missing[*]} and not root: run 'apt-get install ${missing[*]}' as root" >&2
-    exit 1
-  }
-  sudo=(sudo)
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || {
+      echo "install-deps: missing ${missing[*]} and not root: run 'apt-get install ${missing[*]}' as root" >&2
+      exit 1
+    }
+    sudo=(sudo)
+  fi
+  echo "install-deps: installing ${missing[*]}" >&2
+  "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 update -qq
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}"
 fi
-echo "install-deps: installing ${missing[*]}" >&2
-"${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 update -qq
-"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}"
+
+# The venv of decoders, schemas and references the export and analysis tests check output with.
+[ "${1:-}" = --vm ] || "$(dirname "$0")/python-tools.sh" >/dev/null

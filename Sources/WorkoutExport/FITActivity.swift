@@ -1,71 +1,6 @@
 import Foundation
+import WorkoutAnalysis
 import WorkoutKit
-
-/// What an activity file holds of a workout: its times, pauses, heart rate, beats, laps, energy and sensors. Built from
-/// the store's workout and samples by the caller; the encoders here know nothing of the store.
-public struct ActivityRecording: Sendable, Equatable {
-    /// A sensor, for FIT's device_info.
-    public struct Sensor: Sendable, Equatable {
-        /// FIT's manufacturer id where FIT has one (e.g. 123 for Polar), else nil.
-        public var fitManufacturer: UInt16?
-        public var name: String?
-
-        public init(fitManufacturer: UInt16? = nil, name: String? = nil) {
-            self.fitManufacturer = fitManufacturer
-            self.name = name
-        }
-    }
-
-    public var activity: WorkoutActivityType
-    public var start: Date
-    public var end: Date
-    /// Pauses, each from its pause to its resume (the timer stops and starts again).
-    public var pauses: [DateInterval]
-    /// Heart rate readings, oldest first.
-    public var heartRates: [(date: Date, bpm: Double)]
-    /// RR intervals in seconds, in runs without a gap: a gap between runs is never bridged by an invented beat.
-    public var beatRuns: [[Double]]
-    /// Laps (the whole workout when empty).
-    public var laps: [DateInterval]
-    /// Active energy in kcal, when known.
-    public var kilocalories: Double?
-    public var sensors: [Sensor]
-
-    public init(
-        activity: WorkoutActivityType,
-        start: Date,
-        end: Date,
-        pauses: [DateInterval] = [],
-        heartRates: [(date: Date, bpm: Double)] = [],
-        beatRuns: [[Double]] = [],
-        laps: [DateInterval] = [],
-        kilocalories: Double? = nil,
-        sensors: [Sensor] = []
-    ) {
-        self.activity = activity
-        self.start = start
-        self.end = end
-        self.pauses = pauses
-        self.heartRates = heartRates
-        self.beatRuns = beatRuns
-        self.laps = laps
-        self.kilocalories = kilocalories
-        self.sensors = sensors
-    }
-
-    public static func == (lhs: ActivityRecording, rhs: ActivityRecording) -> Bool {
-        lhs.activity == rhs.activity && lhs.start == rhs.start && lhs.end == rhs.end && lhs.pauses == rhs.pauses
-            && lhs.heartRates.map(\.date) == rhs.heartRates.map(\.date)
-            && lhs.heartRates.map(\.bpm) == rhs.heartRates.map(\.bpm) && lhs.beatRuns == rhs.beatRuns
-            && lhs.laps == rhs.laps && lhs.kilocalories == rhs.kilocalories && lhs.sensors == rhs.sensors
-    }
-
-    /// Seconds of the interval that were not paused.
-    func timerTime(of interval: DateInterval) -> TimeInterval {
-        let paused = pauses.compactMap { $0.intersection(with: interval)?.duration }.reduce(0, +)
-        return max(0, interval.duration - paused)
-    }
-}
 
 /// The FIT activity file of a recording, as the FIT SDK profile defines it.
 public enum FITActivityFile {
@@ -123,73 +58,98 @@ public enum FITActivityFile {
             ]
         )
         for (index, sensor) in recording.sensors.enumerated() {
+            let battery = sensor.batteryPercent.map { UInt64(max(0, min(100, $0))) } ?? 0xFF
             writer.message(
                 Message.deviceInfo,
                 [
                     (timestamp, [time(recording.start)]), (Field(number: 0, type: .uint8), [UInt64(index + 1)]),
-                    (Field(number: 2, type: .uint16), [UInt64(sensor.fitManufacturer ?? 255)]),
+                    (Field(number: 2, type: .uint16), [UInt64(sensor.fitManufacturer ?? 0xFFFF)]),
                     (Field(number: 27, type: .string, count: 32), FITWriter.stringValues(sensor.name ?? "", count: 32)),
+                    (Field(number: 32, type: .uint8), [battery]),
                 ]
             )
         }
 
-        // The timer: started, stopped at each pause and started at each resume, stopped at the end.
-        func timer(_ date: Date, start: Bool) {
+        // Events in time order: the timer started, stopped at each pause and started at each resume, stopped at
+        // the end; markers as user markers (FIT's event has no text: the marker's text goes into TCX and CSV).
+        enum Event {
+            case timer(start: Bool)
+            case marker
+        }
+        var events: [(Date, Event)] = [(recording.start, .timer(start: true))]
+        for pause in recording.pauses.sorted(by: { $0.start < $1.start }) {
+            events += [(pause.start, .timer(start: false)), (pause.end, .timer(start: true))]
+        }
+        events += recording.markers.map { ($0.date, .marker) }
+        events.sort { $0.0 < $1.0 }
+        func write(_ event: Event, at date: Date) {
+            let (kind, type): (UInt64, UInt64) =
+                switch event {
+                case .timer(let start): (0, start ? 0 : 4)
+                case .marker: (32, 3)
+                }
             writer.message(
                 Message.event,
                 [
-                    (timestamp, [time(date)]), (Field(number: 0, type: .enumeration), [0]),
-                    (Field(number: 1, type: .enumeration), [start ? 0 : 4]),
+                    (timestamp, [time(date)]), (Field(number: 0, type: .enumeration), [kind]),
+                    (Field(number: 1, type: .enumeration), [type]),
                 ]
             )
         }
-        var events: [(Date, Bool)] = [(recording.start, true)]
-        for pause in recording.pauses.sorted(by: { $0.start < $1.start }) {
-            events += [(pause.start, false), (pause.end, true)]
-        }
-        var readings = recording.heartRates.sorted { $0.date < $1.date }[...]
-        var runs = recording.beatRuns[...]
-        for (date, start) in events {
-            while let reading = readings.first, reading.date < date {
-                writer.message(
-                    Message.record,
-                    [(timestamp, [time(reading.date)]), (Field(number: 3, type: .uint8), [bpm(reading.bpm)])]
-                )
-                readings = readings.dropFirst()
-            }
-            timer(date, start: start)
-        }
-        for reading in readings {
+        func record(_ reading: ActivityRecording.Reading) {
             writer.message(
                 Message.record,
                 [(timestamp, [time(reading.date)]), (Field(number: 3, type: .uint8), [bpm(reading.bpm)])]
             )
         }
+        var readings = recording.readings[...]
+        for (date, event) in events {
+            while let reading = readings.first, reading.date < date {
+                record(reading)
+                readings = readings.dropFirst()
+            }
+            write(event, at: date)
+        }
+        readings.forEach(record)
         // hrv: RR intervals in seconds (scale 1000), five to a message as Garmin devices write them; each run
         // starts a message of its own, so no interval spans a gap.
-        while let run = runs.first {
-            runs = runs.dropFirst()
+        for run in recording.beatRuns {
             var rest = run[...]
             while !rest.isEmpty {
                 let chunk = rest.prefix(5)
                 rest = rest.dropFirst(chunk.count)
                 writer.message(
                     Message.hrv,
-                    [(Field(number: 0, type: .uint16, count: 5), chunk.map { UInt64(min(65.534, max(0, $0)) * 1000) })]
+                    [
+                        (
+                            Field(number: 0, type: .uint16, count: 5),
+                            chunk.map { UInt64((min(65.534, $0.seconds) * 1000).rounded()) }
+                        )
+                    ]
                 )
             }
         }
-        timer(recording.end, start: false)
+        write(.timer(start: false), at: recording.end)
 
         let whole = DateInterval(start: recording.start, end: max(recording.start, recording.end))
-        let laps = recording.laps.isEmpty ? [whole] : recording.laps
-        let heartRates = recording.heartRates
+        let laps = recording.lapsOrWhole
         func statistics(_ interval: DateInterval) -> (average: UInt64, maximum: UInt64) {
-            let inside = heartRates.filter { interval.contains($0.date) }.map(\.bpm)
-            guard !inside.isEmpty else { return (0xFF, 0xFF) }
-            return (bpm(inside.reduce(0, +) / Double(inside.count)), bpm(inside.max()))
+            guard let heartRate = recording.heartRate(in: interval) else { return (0xFF, 0xFF) }
+            return (bpm(heartRate.average), bpm(heartRate.maximum))
         }
-        let calories = recording.kilocalories.map { UInt64(max(0, min(65_534, $0.rounded()))) } ?? 0xFFFF
+        func calories(_ interval: DateInterval) -> UInt64 {
+            guard let energy = recording.energy else { return 0xFFFF }
+            // A lap's share of the workout's energy: measured energy where sensors reported it, else by its
+            // share of the timer time.
+            let share: Double
+            if !energy.isEstimated, !recording.energyReadings.isEmpty {
+                let inside = recording.energyReadings.filter { interval.contains($0.date) }.map(\.kilojoules)
+                share = inside.reduce(0, +) / max(1e-9, energy.kilojoules)
+            } else {
+                share = recording.timerTime(of: interval) / max(1e-9, recording.timerTime(of: whole))
+            }
+            return UInt64(max(0, min(65_534, (energy.kilocalories * min(1, share)).rounded())))
+        }
         for (index, lap) in laps.enumerated() {
             let (average, maximum) = statistics(lap)
             writer.message(
@@ -200,7 +160,7 @@ public enum FITActivityFile {
                     (Field(number: 2, type: .uint32), [time(lap.start)]),
                     (Field(number: 7, type: .uint32), [milliseconds(lap.duration)]),
                     (Field(number: 8, type: .uint32), [milliseconds(recording.timerTime(of: lap))]),
-                    (Field(number: 11, type: .uint16), [laps.count == 1 ? calories : 0xFFFF]),
+                    (Field(number: 11, type: .uint16), [laps.count == 1 ? calories(whole) : calories(lap)]),
                     (Field(number: 15, type: .uint8), [average]), (Field(number: 16, type: .uint8), [maximum]),
                     (Field(number: 25, type: .enumeration), [sport]),
                 ]
@@ -216,7 +176,7 @@ public enum FITActivityFile {
                 (Field(number: 5, type: .enumeration), [sport]), (Field(number: 6, type: .enumeration), [subSport]),
                 (Field(number: 7, type: .uint32), [milliseconds(whole.duration)]),
                 (Field(number: 8, type: .uint32), [milliseconds(recording.timerTime(of: whole))]),
-                (Field(number: 11, type: .uint16), [calories]), (Field(number: 16, type: .uint8), [average]),
+                (Field(number: 11, type: .uint16), [calories(whole)]), (Field(number: 16, type: .uint8), [average]),
                 (Field(number: 17, type: .uint8), [maximum]), (Field(number: 25, type: .uint16), [0]),
                 (Field(number: 26, type: .uint16), [UInt64(laps.count)]),
             ]

@@ -1,66 +1,54 @@
 import Foundation
 import SystoleTestSupport
 import Testing
+import WorkoutAnalysis
 import WorkoutKit
 
 @testable import WorkoutExport
 
 /// The FIT activity file, checked by the decoders FIT's users rely on: Garmin's own (PyPI `garmin-fit-sdk`, with its
-/// integrity check) and `fitdecode`, installed into a venv the test makes (`~/.cache/systole-export/venv`).
-@Suite(.serialized) struct FITActivityFileTests {
-    static let venv = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(
-        ".cache/systole-export/venv"
-    )
-    static let packages = ["garmin-fit-sdk==21.218.0", "fitdecode==0.11.0"]
-
-    /// The venv's python, made and filled when missing.
-    static func python() async throws -> String {
-        let python = venv.appendingPathComponent("bin/python").path
-        let check =
-            FileManager.default.isExecutableFile(atPath: python)
-            ? try await CommandRunner.run(python, ["-c", "import garmin_fit_sdk, fitdecode"]) : nil
-        if check?.status != 0 {
-            let made = try await CommandRunner.run("/usr/bin/python3", ["-m", "venv", venv.path])
-            try #require(made.status == 0, "python3 -m venv failed (install python3-venv): \(made.standardError)")
-            let installed = try await CommandRunner.run(python, ["-m", "pip", "install", "-q"] + packages)
-            try #require(installed.status == 0, "pip install \(packages) failed: \(installed.standardError)")
-        }
-        return python
-    }
-
+/// integrity check) and `fitdecode`, from the venv scripts/python-tools.sh makes.
+@Suite struct FITActivityFileTests {
     /// Decodes `bytes` with both decoders.
     static func decode(_ bytes: [UInt8]) async throws -> [String: Any] {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("systole-\(UUID()).fit")
         try Data(bytes).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("decode_fit.py")
-        let result = try await CommandRunner.run(try await python(), [script.path, file.path])
-        try #require(result.status == 0, "decode_fit.py failed: \(result.standardError)")
-        return try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+        let output = try await PythonTools.run(script.path, [file.path])
+        return try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
     }
 
     static let start = Date(timeIntervalSince1970: 1_795_333_160)
 
-    /// Twenty minutes of running with a two-minute pause, a reading a second, and beats in two runs with a gap.
+    /// Twenty minutes of running with a two-minute pause, two laps, a marker, a reading a second, and beats in two
+    /// runs with a gap.
     static func recording() -> ActivityRecording {
         let pause = DateInterval(start: start + 600, duration: 120)
-        let readings = (0..<1200).compactMap { second -> (date: Date, bpm: Double)? in
+        let readings = (0..<1200).compactMap { second -> ActivityRecording.Reading? in
             let date = start + Double(second)
-            return pause.contains(date) ? nil : (date, 120 + Double(second % 40))
+            return pause.contains(date) ? nil : .init(date: date, bpm: 120 + Double(second % 40))
         }
-        let beats: [[Double]] = (0..<2).map { run in
-            (0..<300).map { (index: Int) -> Double in 0.5 + Double((index + run * 7) % 50) / 1024 }
+        var beats: [ActivityRecording.Beat] = []
+        for run in 0..<2 {
+            var date = start + Double(run * 700)
+            for index in 0..<300 {
+                let ticks = UInt16(512 + (index + run * 7) % 50)
+                date += Double(ticks) / 1024
+                beats.append(.init(date: date, rrTicks: ticks, precededByGap: index == 0 && run > 0))
+            }
         }
         return ActivityRecording(
             activity: .running,
             start: start,
             end: start + 1200,
             pauses: [pause],
-            heartRates: readings,
-            beatRuns: beats,
             laps: [DateInterval(start: start, duration: 600), DateInterval(start: start + 600, duration: 600)],
-            kilocalories: 240,
-            sensors: [.init(fitManufacturer: 123, name: "Polar H10 91948D23")]
+            markers: [.init(date: start + 300, text: "gel")],
+            readings: readings,
+            beats: beats,
+            energy: .init(kilojoules: 240 * 4.184, isEstimated: true),
+            sensors: [.init(fitManufacturer: 123, name: "Polar H10 91948D23", batteryPercent: 80)]
         )
     }
 
@@ -76,13 +64,13 @@ import WorkoutKit
         #expect(decoded["garmin_integrity"] as? Bool == true)
         #expect((decoded["garmin_errors"] as? [Any])?.isEmpty == true, "\(decoded["garmin_errors"] ?? "")")
         #expect((decoded["fitdecode_errors"] as? [Any])?.isEmpty == true, "\(decoded["fitdecode_errors"] ?? "")")
-        let heartRates = recording.heartRates.map { Int($0.bpm) }
+        let heartRates = recording.readings.map { Int($0.bpm) }
         #expect(decoded["garmin_heart_rates"] as? [Int] == heartRates)
         #expect(decoded["fitdecode_heart_rates"] as? [Int] == heartRates)
         // RR in seconds, at the file's millisecond resolution, each run in messages of its own.
         for key in ["garmin_hrv", "fitdecode_hrv"] {
             let messages = try #require(decoded[key] as? [[Double]], "\(key)")
-            let expected = recording.beatRuns.flatMap { run in
+            let expected = recording.beatRuns.map { $0.map(\.seconds) }.flatMap { run in
                 stride(from: 0, to: run.count, by: 5).map { Array(run[$0..<min($0 + 5, run.count)]) }
             }
             #expect(messages.count == expected.count, "\(key)")
@@ -100,6 +88,9 @@ import WorkoutKit
         #expect(session["num_laps"] as? Int == 2)
         #expect(decoded["garmin_laps"] as? Int == 2)
         let events = try #require(decoded["garmin_events"] as? [[String]])
-        #expect(events.map { $0.last ?? "" } == ["start", "stop_all", "start", "stop_all"])
+        #expect(events.map { $0.last ?? "" } == ["start", "marker", "stop_all", "start", "stop_all"])
+        #expect(events.map { $0.first ?? "" } == ["timer", "user_marker", "timer", "timer", "timer"])
+        #expect(decoded["garmin_battery"] as? [Int] == [80])
+        #expect(decoded["garmin_manufacturers"] as? [String] == ["polar_electro"])
     }
 }

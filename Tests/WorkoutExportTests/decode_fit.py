@@ -22,6 +22,8 @@ out["garmin_session"] = {k: session.get(k) for k in
      "total_calories", "num_laps"]}
 out["garmin_events"] = [(m.get("event"), m.get("event_type")) for m in messages.get("event_mesgs", [])]
 out["garmin_laps"] = len(messages.get("lap_mesgs", []))
+out["garmin_battery"] = [m.get("battery_level") for m in messages.get("device_info_mesgs", [])]
+out["garmin_manufacturers"] = [m.get("manufacturer") for m in messages.get("device_info_mesgs", [])]
 
 heart_rates, hrv, fit_errors = [], [], []
 try:

@@ -1,0 +1,37 @@
+import Foundation
+
+/// The Python venv of independent decoders, schemas and references that export and analysis tests check systole's
+/// output with (scripts/python-tools.sh makes it once: garmin-fit-sdk, fitdecode, xmlschema, neurokit2, and Garmin's
+/// TCX schema).
+public enum PythonTools {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../scripts/python-tools.sh").standardized.path
+
+    /// The venv's python.
+    public static func python() async throws -> String { try await ask([]) }
+
+    /// The path of Garmin's TrainingCenterDatabase v2 schema.
+    public static func tcxSchema() async throws -> String { try await ask(["--schema"]) }
+
+    /// Runs a script of the tests' with the venv's python and returns its standard output; fails with its error.
+    public static func run(_ script: String, _ arguments: [String]) async throws -> String {
+        let result = try await CommandRunner.run(try await python(), [script] + arguments)
+        guard result.status == 0 else {
+            throw Failure(message: "\(script) exited \(result.status): \(result.standardError)")
+        }
+        return result.standardOutput
+    }
+
+    private static func ask(_ arguments: [String]) async throws -> String {
+        let result = try await CommandRunner.run("/bin/bash", [script] + arguments)
+        guard result.status == 0 else {
+            throw Failure(message: "scripts/python-tools.sh failed: \(result.standardError)")
+        }
+        return result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
+}
