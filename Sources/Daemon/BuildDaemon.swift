@@ -186,6 +186,7 @@ public func buildDaemon(
         sensors: sensors,
         sampleTypes: configuration.sampleTypes,
         clock: clock,
+        profile: configuration.profile,
         logger: logger
     )
     let control = ControlService(
@@ -195,7 +196,8 @@ public func buildDaemon(
         sensors: sensors,
         store: store,
         adapter: configuration.adapter,
-        clock: clock
+        clock: clock,
+        profile: configuration.profile
     )
     do {
         try await control.publish()

@@ -151,39 +151,102 @@ public final class SQLiteHealthStore: HealthStore {
 
     public func deleteSamples(ofWorkout id: UUID) async throws {
         try await writer.flush()
-        try await write("deleting the samples of workout \(id)") { db in
-            // Deletions are remembered with anchors of their own, for anchored queries.
-            let doomed =
-                try Row.fetchAll(db, sql: "SELECT uuid, type FROM quantitySample WHERE workoutID = ?", arguments: [id])
-                .map { ($0["uuid"] as Data, $0["type"] as String) }
-                + (try Data.fetchAll(db, sql: "SELECT uuid FROM heartbeatSeries WHERE workoutID = ?", arguments: [id]))
-                .map { ($0, "heartbeatSeries") }
-            var anchors = try AnchorAllocator(db)
-            for (uuid, type) in doomed {
-                try db.execute(
-                    sql: "INSERT INTO deletedSample (anchor, uuid, type) VALUES (?, ?, ?)",
-                    arguments: [anchors.next(), uuid, type]
-                )
-            }
-            try anchors.save(db)
-            let touched = try Row.fetchAll(
-                db.cachedStatement(
-                    sql:
-                        "SELECT DISTINCT type, CAST(startDate / 900 AS INTEGER) AS bucket FROM quantitySample WHERE workoutID = ?"
-                ),
-                arguments: [id]
-            ).map { ($0["type"] as String, $0["bucket"] as Int64) }
-            for table in ["quantitySeries", "quantitySeriesChunk"] {
-                try db.execute(
-                    sql: "DELETE FROM \(table) WHERE sampleID IN (SELECT id FROM quantitySample WHERE workoutID = ?)",
+        try await write("deleting the samples of workout \(id)") { db in try Self.deleteSamples(ofWorkout: id, db) }
+    }
+
+    /// Deletes a finished workout and its samples in one transaction, takes it out of its day's activity summary,
+    /// and remembers the deletion (type `workout`) and each sample's for anchored queries, as HealthKit does.
+    /// Returns false when there is no such workout.
+    @discardableResult
+    public func deleteWorkout(_ id: UUID) async throws -> Bool {
+        try await writer.flush()
+        let calendar = calendar
+        return try await write("deleting workout \(id)") { db in
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: "SELECT startDate, duration, body FROM workout WHERE uuid = ?",
                     arguments: [id]
                 )
-            }
-            try db.execute(sql: "DELETE FROM quantitySample WHERE workoutID = ?", arguments: [id])
-            try db.execute(sql: "DELETE FROM heartbeatSeries WHERE workoutID = ?", arguments: [id])
-            for (type, bucket) in touched {
-                try Rollup.rebuild(db, type: type, bucket: bucket)
-            }
+            else { return false }
+            try Self.deleteSamples(ofWorkout: id, db)
+            let body = try Coding.decode(WorkoutBody.self, row["body"])
+            let energy =
+                try body.statistics[QuantityType.activeEnergyBurned.identifier]?.sumQuantity()?.doubleValue(
+                    for: .kilojoule
+                ) ?? 0
+            let day = ActivitySummary.key(for: Date(timeIntervalSince1970: row["startDate"]), in: calendar)
+            try db.execute(
+                sql: """
+                    UPDATE activitySummary SET activeEnergy = max(0, activeEnergy - ?),
+                        exerciseMinutes = max(0, exerciseMinutes - ?), workouts = max(0, workouts - 1)
+                    WHERE day = ?
+                    """,
+                arguments: [energy, (row["duration"] as Double) / 60, day]
+            )
+            var anchors = try AnchorAllocator(db)
+            try db.execute(
+                sql: "INSERT INTO deletedSample (anchor, uuid, type) VALUES (?, ?, 'workout')",
+                arguments: [anchors.next(), id]
+            )
+            try anchors.save(db)
+            try db.execute(sql: "DELETE FROM workout WHERE uuid = ?", arguments: [id])
+            return true
+        }
+    }
+
+    /// Workouts deleted after `anchor` (nil: from the beginning), at most `limit`: their identifiers and the anchor
+    /// to pass next time (HealthKit's anchored object query on the workout type, for deletions).
+    public func deletedWorkouts(
+        after anchor: Int64? = nil,
+        limit: Int = 10_000
+    ) async throws -> (
+        deleted: [UUID], anchor: Int64
+    ) {
+        let since = anchor ?? 0
+        return try await read("reading deleted workouts") { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT anchor, uuid FROM deletedSample WHERE type = 'workout' AND anchor > ? ORDER BY anchor LIMIT ?",
+                arguments: [since, limit]
+            )
+            return (rows.map { $0["uuid"] as UUID }, rows.last.map { $0["anchor"] as Int64 } ?? since)
+        }
+    }
+
+    private static func deleteSamples(ofWorkout id: UUID, _ db: Database) throws {
+        // Deletions are remembered with anchors of their own, for anchored queries.
+        let doomed =
+            try Row.fetchAll(db, sql: "SELECT uuid, type FROM quantitySample WHERE workoutID = ?", arguments: [id])
+            .map { ($0["uuid"] as Data, $0["type"] as String) }
+            + (try Data.fetchAll(db, sql: "SELECT uuid FROM heartbeatSeries WHERE workoutID = ?", arguments: [id]))
+            .map { ($0, "heartbeatSeries") }
+        var anchors = try AnchorAllocator(db)
+        for (uuid, type) in doomed {
+            try db.execute(
+                sql: "INSERT INTO deletedSample (anchor, uuid, type) VALUES (?, ?, ?)",
+                arguments: [anchors.next(), uuid, type]
+            )
+        }
+        try anchors.save(db)
+        let touched = try Row.fetchAll(
+            db.cachedStatement(
+                sql:
+                    "SELECT DISTINCT type, CAST(startDate / 900 AS INTEGER) AS bucket FROM quantitySample WHERE workoutID = ?"
+            ),
+            arguments: [id]
+        ).map { ($0["type"] as String, $0["bucket"] as Int64) }
+        for table in ["quantitySeries", "quantitySeriesChunk"] {
+            try db.execute(
+                sql: "DELETE FROM \(table) WHERE sampleID IN (SELECT id FROM quantitySample WHERE workoutID = ?)",
+                arguments: [id]
+            )
+        }
+        try db.execute(sql: "DELETE FROM quantitySample WHERE workoutID = ?", arguments: [id])
+        try db.execute(sql: "DELETE FROM heartbeatSeries WHERE workoutID = ?", arguments: [id])
+        for (type, bucket) in touched {
+            try Rollup.rebuild(db, type: type, bucket: bucket)
         }
     }
 
@@ -424,9 +487,13 @@ public final class SQLiteHealthStore: HealthStore {
 
     // MARK: Access
 
-    func write(_ doing: String, _ body: @Sendable @escaping (Database) throws -> Void) async throws(HealthStoreError) {
+    @discardableResult
+    func write<T: Sendable>(
+        _ doing: String,
+        _ body: @Sendable @escaping (Database) throws -> T
+    ) async throws(HealthStoreError) -> T {
         do {
-            try await pool.write(body)
+            return try await pool.write(body)
         } catch {
             throw HealthStoreError(error, path: path, doing: doing)
         }

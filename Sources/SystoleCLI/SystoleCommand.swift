@@ -23,7 +23,7 @@ public struct SystoleCommand: AsyncParsableCommand {
             StartCommand.self, PauseCommand.self, ResumeCommand.self, EndCommand.self, CancelCommand.self,
             AddCommand.self, StatusCommand.self, TailCommand.self, SensorsCommand.self, PairCommand.self,
             ForgetCommand.self, WorkoutsCommand.self, StatsCommand.self, ScanCommand.self, MonitorCommand.self,
-            DecodeCommand.self,
+            DecodeCommand.self, LapCommand.self, MarkerCommand.self, ExportCommand.self, ProfileCommand.self,
         ]
     )
 

@@ -246,6 +246,9 @@ public actor LiveWorkoutBuilder {
 
     public var isFinished: Bool { finished }
 
+    /// The sensors that contributed samples so far (the finished workout's `devices`).
+    public var collectedDevices: [Device] { devices }
+
     // MARK: Statistics and time
 
     /// Statistics of one quantity type over the workout so far, samples during pauses excluded.

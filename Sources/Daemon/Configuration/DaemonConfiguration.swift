@@ -2,6 +2,7 @@ import BlueZ
 import DBus
 import Foundation
 import Glibc
+import WorkoutAnalysis
 import WorkoutKit
 
 /// What systoled runs with: read from a TOML file (default `/etc/systole/systoled.toml`), then overridden by
@@ -50,6 +51,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Rotated files kept (`live.log.1` … `live.log.N`).
     public var liveLogKeep = 3
     public var privacy: Privacy = .full
+    /// Who works out, for zones, training load and the energy estimate (`[profile]`).
+    public var profile = AthleteProfile()
 
     /// The default configuration file.
     public static let defaultPath = "/etc/systole/systoled.toml"
@@ -141,6 +144,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 throw Error(file: file, line: entry.line, reason: reason.text)
             }
         }
+        if let problem = profile.problem {
+            let line = entries.last { $0.table == "profile" }?.line ?? 0
+            throw Error(file: file, line: line, reason: "[profile]: \(problem)")
+        }
     }
 
     struct Reason: Swift.Error {
@@ -150,6 +157,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     static let topLevelKeys = ["bus", "adapter", "store", "sensors", "sample_types", "notification_limit"]
     static let liveLogKeys = ["path", "format", "max_size", "keep", "privacy"]
+    static let profileKeys = ["age", "sex", "weight_kg", "resting_hr", "max_hr", "zones"]
 
     private mutating func apply(_ entry: TOML.Entry) throws(Reason) {
         switch (entry.table, entry.key) {
@@ -205,14 +213,66 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 throw Reason("live_log.privacy must be \"full\" or \"duration-only\", not \(text.quotedExcerpt())")
             }
             self.privacy = privacy
+        case ("profile", _):
+            try applyProfile(entry)
         case ("", let key):
             throw Reason(
-                "unknown setting '\(key)'; known: \(Self.topLevelKeys.joined(separator: ", ")) and the [live_log] table"
+                "unknown setting '\(key)'; known: \(Self.topLevelKeys.joined(separator: ", ")) and the [live_log] and "
+                    + "[profile] tables"
             )
         case ("live_log", let key):
             throw Reason("unknown setting '\(key)' in [live_log]; known: \(Self.liveLogKeys.joined(separator: ", "))")
         case (let table, _):
-            throw Reason("unknown table [\(table)]; the only table is [live_log]")
+            throw Reason("unknown table [\(table)]; the tables are [live_log] and [profile]")
+        }
+    }
+
+    /// A `[profile]` setting, each in its range (AthleteProfile.Range); the maximum must leave a reserve above the
+    /// resting rate, which is checked once the file is read (the keys may come in any order).
+    private mutating func applyProfile(_ entry: TOML.Entry) throws(Reason) {
+        typealias Range = AthleteProfile.Range
+        switch entry.key {
+        case "age":
+            let age = try integer(entry)
+            guard Range.age.contains(age) else { throw Reason("profile.age is in years, from 10 to 100") }
+            profile.age = age
+        case "sex":
+            let text = try string(entry)
+            guard let sex = AthleteProfile.Sex(rawValue: text) else {
+                throw Reason("profile.sex must be \"female\" or \"male\", not \(text.quotedExcerpt())")
+            }
+            profile.sex = sex
+        case "weight_kg":
+            let weight = try number(entry)
+            guard Range.weightKilograms.contains(weight) else {
+                throw Reason("profile.weight_kg is in kilograms, from 20 to 300")
+            }
+            profile.weightKilograms = weight
+        case "resting_hr":
+            let rate = try number(entry)
+            guard Range.restingHeartRate.contains(rate) else {
+                throw Reason("profile.resting_hr is in beats a minute, from 25 to 120")
+            }
+            profile.restingHeartRate = rate
+        case "max_hr":
+            let rate = try number(entry)
+            guard Range.maxHeartRate.contains(rate) else {
+                throw Reason("profile.max_hr is in beats a minute, from 100 to 240")
+            }
+            profile.maxHeartRate = rate
+        case "zones":
+            let text = try string(entry)
+            guard let basis = AthleteProfile.ZoneBasis(rawValue: text) else {
+                throw Reason(
+                    "profile.zones must be \"max_hr\" (percent of maximum) or \"reserve\" (percent of heart-rate "
+                        + "reserve), not \(text.quotedExcerpt())"
+                )
+            }
+            profile.zoneBasis = basis
+        default:
+            throw Reason(
+                "unknown setting '\(entry.key)' in [profile]; known: \(Self.profileKeys.joined(separator: ", "))"
+            )
         }
     }
 
@@ -292,6 +352,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
             throw Reason("\(entry.key) must be a whole number, not \(entry.value.kind)")
         }
         return value
+    }
+
+    private func number(_ entry: TOML.Entry) throws(Reason) -> Double {
+        switch entry.value {
+        case .integer(let value): return Double(value)
+        case .float(let value) where value.isFinite: return value
+        default: throw Reason("\(entry.key) must be a number, not \(entry.value.kind)")
+        }
     }
 
     private func strings(_ entry: TOML.Entry) throws(Reason) -> [String] {

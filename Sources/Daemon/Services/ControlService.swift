@@ -5,6 +5,7 @@ import Foundation
 import HealthStore
 import HeartRateProfile
 import ServiceLifecycle
+import WorkoutAnalysis
 import WorkoutKit
 
 /// systoled's D-Bus control API (`org.systole.Daemon1` at `/org/systole/Daemon`, name `org.systole.Daemon`):
@@ -20,6 +21,7 @@ final class ControlService: Service, Sendable {
     private let object = DBusObject(path: ControlAPI.objectPath)
     private let lastRefresh = LastTime()
     private let clock: any WorkoutClock
+    private let profile: AthleteProfile
 
     init(
         connection: DBusConnection,
@@ -28,8 +30,10 @@ final class ControlService: Service, Sendable {
         sensors: SensorManager,
         store: SQLiteHealthStore,
         adapter: String?,
-        clock: any WorkoutClock
+        clock: any WorkoutClock,
+        profile: AthleteProfile = AthleteProfile()
     ) {
+        self.profile = profile
         self.connection = connection
         self.client = client
         self.workouts = workouts
@@ -228,6 +232,15 @@ final class ControlService: Service, Sendable {
                     "AddSample",
                     inputs: [("type", .string), ("value", .double), ("unit", .string)]
                 ) { call throws(DBusError) in try await self.addSample(call) },
+                DBusMethod("AddLap", outputs: [("lap", .uint32)]) { _ throws(DBusError) in
+                    let lap = try await Self.command { () throws(WorkoutCommandError) in try await self.workouts.lap() }
+                    return [.uint32(UInt32(clamping: lap))]
+                },
+                DBusMethod("AddMarker", inputs: [("text", .string)]) { call throws(DBusError) in
+                    let text = try Self.text(call, 0, "a marker's text")
+                    try await Self.command { () throws(WorkoutCommandError) in try await self.workouts.marker(text) }
+                    return []
+                },
                 DBusMethod("ListSensors", outputs: [("sensors", .array(map))]) { _ in
                     [.array(map, self.sensors.sensors.map { .propertyMap(Self.values(of: $0)) })]
                 },
@@ -246,6 +259,19 @@ final class ControlService: Service, Sendable {
                 },
                 DBusMethod("GetWorkout", inputs: [("id", .string)], outputs: [("workout", map)]) {
                     call throws(DBusError) in try await self.getWorkout(call)
+                },
+                DBusMethod(
+                    "ExportWorkout",
+                    inputs: [("id", .string), ("format", .string)],
+                    outputs: [("fileName", .string), ("content", .variant)]
+                ) { call throws(DBusError) in try await self.exportWorkout(call) },
+                DBusMethod("DeleteWorkout", inputs: [("id", .string)]) { call throws(DBusError) in
+                    let workout = try await self.workout(matching: try Self.text(call, 0, "a workout id"))
+                    _ = try await Self.storeCall { try await self.store.deleteWorkout(workout.id) }
+                    return []
+                },
+                DBusMethod("GetProfile", outputs: [("profile", map)]) { _ in
+                    [.propertyMap(AnalysisValues.values(of: self.profile))]
                 },
                 DBusMethod(
                     "Statistics",
@@ -452,16 +478,64 @@ final class ControlService: Service, Sendable {
         return []
     }
 
-    private func getWorkout(_ call: DBusMethodCall) async throws(DBusError) -> [DBusValue] {
-        let text = try Self.text(call, 0, "a workout id")
-        let matching = try await Self.storeCall { try await self.store.workouts(idPrefix: text) }
-        guard let workout = matching.first(where: { $0.id.uuidString.lowercased().hasPrefix(text.lowercased()) }) else {
+    /// The finished workout whose id starts with `text`; NotFound when none does, InvalidArguments when several.
+    private func workout(matching text: String) async throws(DBusError) -> Workout {
+        let matching = try await Self.storeCall { try await self.store.workouts(idPrefix: text) }.filter {
+            $0.id.uuidString.lowercased().hasPrefix(text.lowercased())
+        }
+        guard let workout = matching.first else {
             throw DBusError(
                 name: ControlAPI.ErrorName.notFound,
                 message: "no workout \(text.quotedExcerpt()); list them with 'systole workouts'"
             )
         }
+        guard matching.count == 1 else {
+            throw DBusError(
+                name: ControlAPI.ErrorName.invalidArguments,
+                message: "\(matching.count) workouts start with \(text.quotedExcerpt()); give more of the id"
+            )
+        }
+        return workout
+    }
+
+    /// The recording exports and analysis read, from the store.
+    private func recording(of workout: Workout) async throws(DBusError) -> ActivityRecording {
+        let samples = try await Self.storeCall { try await self.store.samples(ofWorkout: workout.id) }
+        return WorkoutRecordingBuilder.recording(of: workout, samples: samples)
+    }
+
+    private func exportWorkout(_ call: DBusMethodCall) async throws(DBusError) -> [DBusValue] {
+        let text = try Self.text(call, 0, "a workout id")
+        let formatName = try Self.text(call, 1, "a format")
+        guard let format = ExportFormat(rawValue: formatName) else {
+            throw DBusError(
+                name: ControlAPI.ErrorName.invalidArguments,
+                message: "unknown format \(formatName.quotedExcerpt()); known: "
+                    + ExportFormat.allCases.map(\.rawValue).joined(separator: ", ")
+            )
+        }
+        let workout = try await workout(matching: text)
+        let recording = try await recording(of: workout)
+        let content = format.encode(recording)
+        guard content.count <= ExportFormat.maximumBytes else {
+            throw DBusError(
+                name: ControlAPI.ErrorName.invalidArguments,
+                message: "the \(format.rawValue) file would be \(content.count) bytes, more than D-Bus carries "
+                    + "(\(ExportFormat.maximumBytes)); export it as fit, the smallest format"
+            )
+        }
+        let value: DBusValue =
+            switch content {
+            case .bytes(let bytes): .bytes(bytes)
+            case .text(let text): .string(text)
+            }
+        return [.string(format.fileName(for: recording)), .variant(value)]
+    }
+
+    private func getWorkout(_ call: DBusMethodCall) async throws(DBusError) -> [DBusValue] {
+        let workout = try await workout(matching: try Self.text(call, 0, "a workout id"))
         var values = Self.values(of: workout)
+        values.merge(AnalysisValues.values(of: try await recording(of: workout), profile: profile)) { $1 }
         // The heart rate of each minute of the workout (NaN where there was none), for the chart.
         let minutes = try await Self.storeCall {
             try await self.store.statisticsCollection(

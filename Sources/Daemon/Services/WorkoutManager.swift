@@ -5,6 +5,7 @@ import HealthStore
 import HeartRateProfile
 import Logging
 import ServiceLifecycle
+import WorkoutAnalysis
 import WorkoutKit
 
 /// Why a workout command was refused; each becomes its own D-Bus error name (``ControlAPI/ErrorName``).
@@ -79,6 +80,8 @@ actor WorkoutManager: Service {
     private let sensors: SensorManager
     private let sampleTypes: Set<SampleType>
     private let clock: any WorkoutClock
+    /// For the energy estimate stored with a workout whose sensors measured none.
+    private let profile: AthleteProfile
     private var current: Current?
     private var latest: DaemonReading?
     /// Fires whenever the workout's state changes (not on every sample).
@@ -97,9 +100,11 @@ actor WorkoutManager: Service {
         sensors: SensorManager,
         sampleTypes: Set<SampleType>,
         clock: any WorkoutClock,
+        profile: AthleteProfile = AthleteProfile(),
         logger: Logger
     ) {
         self.logger = logger
+        self.profile = profile
         self.store = store
         self.sensors = sensors
         self.sampleTypes = sampleTypes
@@ -336,6 +341,8 @@ actor WorkoutManager: Service {
             await current.source.savePending()
             await current.source.stop()
             if await current.builder.endDate == nil { try await current.builder.endCollection(at: date) }
+            try await closeLastLap(current.builder)
+            try await current.builder.addMetadata(try await endMetadata(current.builder))
             workout = try await current.builder.finishWorkout()
             try await current.session.end()
         } catch let error as HealthStoreError {
@@ -397,6 +404,99 @@ actor WorkoutManager: Service {
             throw WorkoutCommandError(.invalidArguments, "\(error)")
         }
         changes.publish(())
+    }
+
+    /// Ends the current lap now and starts the next (`systole lap`); returns the lap's number.
+    func lap() async throws(WorkoutCommandError) -> Int {
+        let current = try ongoing()
+        let builder = current.builder
+        guard let start = await builder.startDate, await builder.endDate == nil else {
+            throw WorkoutCommandError(
+                .invalidState,
+                "the workout has not started collecting yet; try again in a moment"
+            )
+        }
+        let laps = await builder.workoutEvents.filter { $0.type == .lap }
+        let lapStart = laps.map(\.endDate).max() ?? start
+        let now = max(clock.now(), lapStart)
+        do {
+            try await builder.addWorkoutEvents([WorkoutEvent(type: .lap, start: lapStart, end: now)])
+        } catch {
+            throw WorkoutCommandError(.invalidState, "cannot add a lap: \(error)")
+        }
+        changes.publish(())
+        return laps.count + 1
+    }
+
+    /// Sets a marker with `text` now (`systole marker TEXT`).
+    func marker(_ text: String) async throws(WorkoutCommandError) {
+        let current = try ongoing()
+        if let refusal = MarkerText.refusal(of: text) { throw WorkoutCommandError(.invalidArguments, refusal) }
+        let builder = current.builder
+        guard await builder.startDate != nil, await builder.endDate == nil else {
+            throw WorkoutCommandError(
+                .invalidState,
+                "the workout has not started collecting yet; try again in a moment"
+            )
+        }
+        let markers = await builder.workoutEvents.filter { $0.metadata[MarkerText.key] != nil }.count
+        guard markers < MarkerText.maximumPerWorkout else {
+            throw WorkoutCommandError(
+                .invalidArguments,
+                "this workout has \(markers) markers, the most one may have"
+            )
+        }
+        do {
+            try await builder.addWorkoutEvents([
+                WorkoutEvent(type: .marker, start: clock.now(), metadata: [MarkerText.key: .string(text)])
+            ])
+        } catch {
+            throw WorkoutCommandError(.invalidState, "cannot add a marker: \(error)")
+        }
+        changes.publish(())
+    }
+
+    /// With laps taken, the last one runs from the last lap's end to the workout's end (as a watch closes it when
+    /// the workout stops), so the laps cover the workout.
+    private func closeLastLap(_ builder: LiveWorkoutBuilder) async throws {
+        let laps = await builder.workoutEvents.filter { $0.type == .lap }
+        guard let last = laps.map(\.endDate).max(), let end = await builder.endDate, end > last else { return }
+        try await builder.addWorkoutEvents([WorkoutEvent(type: .lap, start: last, end: end)])
+    }
+
+    /// What a finished workout keeps beside its samples: each sensor's battery level as it ended, and, when no
+    /// sensor measured energy, the estimate from heart rate (kept apart from measured energy, and marked so).
+    private func endMetadata(_ builder: LiveWorkoutBuilder) async throws -> [String: MetadataValue] {
+        var metadata: [String: MetadataValue] = [:]
+        let devices = Set(await builder.collectedDevices.compactMap(\.address))
+        for status in sensors.sensors {
+            guard let address = status.address, devices.contains(address), let battery = status.batteryPercent else {
+                continue
+            }
+            metadata[WorkoutRecordingBuilder.batteryKey(address)] = .number(Double(battery))
+        }
+        let measured = await builder.statistics(for: .activeEnergyBurned)?.sumQuantity()?.value ?? 0
+        guard measured == 0, EnergyEstimate.unavailableReason(profile) == nil, let start = await builder.startDate,
+            let end = await builder.endDate
+        else { return metadata }
+        let workout = Workout(
+            id: builder.workoutID,
+            configuration: builder.configuration,
+            startDate: start,
+            endDate: end,
+            duration: 0,
+            events: await builder.workoutEvents,
+            activities: [],
+            metadata: [:],
+            statistics: [:],
+            devices: []
+        )
+        let samples = try await store.samples(ofWorkout: builder.workoutID)
+        let recording = WorkoutRecordingBuilder.recording(of: workout, samples: samples)
+        if let kilojoules = EnergyEstimate.kilojoules(recording, profile: profile) {
+            metadata[WorkoutRecordingBuilder.estimatedEnergyKey] = .number((kilojoules * 10).rounded() / 10)
+        }
+        return metadata
     }
 
     private func ongoing() throws(WorkoutCommandError) -> Current {

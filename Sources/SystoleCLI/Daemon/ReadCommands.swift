@@ -117,8 +117,8 @@ struct ForgetCommand: AsyncParsableCommand {
 struct WorkoutsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "workouts",
-        abstract: "List finished workouts.",
-        subcommands: [ListWorkouts.self, ShowWorkout.self],
+        abstract: "List, show and delete finished workouts.",
+        subcommands: [ListWorkouts.self, ShowWorkout.self, DeleteWorkout.self],
         defaultSubcommand: ListWorkouts.self
     )
 
@@ -143,7 +143,8 @@ struct WorkoutsCommand: AsyncParsableCommand {
     struct ShowWorkout: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "show",
-            abstract: "Show a workout's statistics and its heart rate per minute as a chart."
+            abstract:
+                "Show a workout's statistics, laps, markers, HRV, time in zones, TRIMP, energy and heart-rate chart."
         )
         @Argument(help: "The workout's id (its first characters are enough).") var id: String
         @OptionGroup var daemon: ControlOptions
@@ -166,9 +167,45 @@ struct WorkoutsCommand: AsyncParsableCommand {
                 print("Heart rate (bpm): " + numbers.joined(separator: ", "))
             }
             if let pauses = values["pauses"]?.number, pauses > 0 { print("Pauses: \(WorkoutText.whole(pauses))") }
+            for line in AnalysisText.lines(values) { print(line) }
             print("Heart rate per minute:")
             let perMinute = (values["heartRatePerMinute"]?.array ?? []).map { $0.double ?? .nan }
             for line in WorkoutText.chart(perMinute) { print(line) }
+        }
+    }
+}
+
+extension WorkoutsCommand {
+    /// `systole workouts delete ID`: asks first unless `--yes`.
+    struct DeleteWorkout: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "delete",
+            abstract: "Delete a workout and its samples (asks first unless --yes).",
+            discussion: "The deletion is recorded, so programs that follow changes (anchored queries) see it."
+        )
+        @Argument(help: "The workout's id (its first characters are enough).") var id: String
+        @Flag(help: "Do not ask.") var yes = false
+        @OptionGroup var daemon: ControlOptions
+
+        func run() async throws {
+            let client = try await daemon.connect()
+            let workout = try await client.call("GetWorkout", [.string(id)]).first?.map ?? [:]
+            let fullID = workout["id"]?.string ?? id
+            if !yes {
+                print(
+                    "Delete \(WorkoutText.date(workout["start"]))  \(WorkoutText.summary(workout)) and its samples? [y/N] ",
+                    terminator: ""
+                )
+                let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased()
+                guard answer == "y" || answer == "yes" else {
+                    print(
+                        answer == nil ? "\nNot deleted (no answer; use --yes to delete without asking)" : "Not deleted"
+                    )
+                    throw ExitCode.failure
+                }
+            }
+            _ = try await client.call("DeleteWorkout", [.string(fullID)])
+            print("Deleted workout \(fullID.prefix(8))")
         }
     }
 }

@@ -56,4 +56,10 @@ enum WorkoutText {
             return label + bar + " \(whole(value))"
         }
     }
+
+    /// A number with at most one decimal: `72`, `72.5`, or `?`.
+    static func decimal(_ value: Double) -> String {
+        guard value.isFinite, abs(value) < 1e15 else { return "?" }
+        return value.formatted(.number.precision(.fractionLength(0...1)).grouping(.never))
+    }
 }

@@ -1,0 +1,55 @@
+import Foundation
+import WorkoutAnalysis
+import WorkoutExport
+
+/// The file formats `ExportWorkout` writes (`systole export --format`).
+enum ExportFormat: String, CaseIterable {
+    /// A FIT activity file (Garmin Connect, Strava, intervals.icu, GoldenCheetah).
+    case fit
+    /// Training Center Database v2 (the older XML format the same tools import).
+    case tcx
+    /// A reading a row (spreadsheets, pandas).
+    case csv
+    /// RR intervals in ms, one a line (Kubios, Elite HRV).
+    case rr
+
+    var fileExtension: String { rawValue == "rr" ? "txt" : rawValue }
+
+    /// The largest export sent over D-Bus: the system bus's messages are at most 32 MiB, and a reply this size
+    /// is a workout of days.
+    static let maximumBytes = 24 * 1024 * 1024
+
+    /// The file's contents: bytes for FIT, text for the others (D-Bus carries text as a string, far smaller in
+    /// memory on both sides than an array of bytes).
+    enum Content {
+        case bytes([UInt8])
+        case text(String)
+
+        var count: Int {
+            switch self {
+            case .bytes(let bytes): bytes.count
+            case .text(let text): text.utf8.count
+            }
+        }
+    }
+
+    func encode(_ recording: ActivityRecording) -> Content {
+        switch self {
+        case .fit: .bytes(FITActivityFile.encode(recording))
+        case .tcx: .text(TCXActivityFile.encode(recording))
+        case .csv: .text(CSVActivityFile.encode(recording))
+        case .rr: .text(RRIntervalFile.encode(recording))
+        }
+    }
+
+    /// A file name from the workout's start (local time) and activity: `2026-11-24-0730-running.fit`.
+    func fileName(for recording: ActivityRecording, timeZone: TimeZone = .current) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: recording.start)
+        func two(_ value: Int?) -> String { String(format: "%02d", value ?? 0) }
+        let activity = recording.activity.name.lowercased().filter { $0.isLetter || $0.isNumber || $0 == "-" }
+        return "\(parts.year ?? 0)-\(two(parts.month))-\(two(parts.day))-\(two(parts.hour))\(two(parts.minute))-"
+            + "\(activity.isEmpty ? "workout" : activity).\(fileExtension)"
+    }
+}

@@ -1,0 +1,23 @@
+import DBus
+import Foundation
+
+/// What a marker's text may be (`systole marker TEXT`): it comes from a user, ends up in files other programs read
+/// (TCX, CSV) and in every `workouts show`, so it is short, printable and bounded in number.
+enum MarkerText {
+    /// The workout event's metadata key that holds the text.
+    static let key = "systole.marker"
+    static let maximumCharacters = 200
+    static let maximumPerWorkout = 1000
+
+    /// Why `text` cannot be a marker, or nil.
+    static func refusal(of text: String) -> String? {
+        if text.trimmingCharacters(in: .whitespaces).isEmpty { return "a marker needs a text, like 'gel' or 'km 10'" }
+        if text.count > maximumCharacters {
+            return "a marker's text is at most \(maximumCharacters) characters (this one has \(text.count))"
+        }
+        if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == "\u{FFFD}" }) {
+            return "a marker's text may not hold control characters such as newlines: \(text.quotedExcerpt())"
+        }
+        return nil
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import WorkoutAnalysis
+import WorkoutKit
+
+/// Builds the ``ActivityRecording`` that exports and analysis read from a stored workout and its samples: pauses
+/// from its pause and resume events, laps and markers from its events, readings and beats of its main sensor, the
+/// energy its sensors measured (or the estimate stored with it), and its sensors with their battery levels.
+enum WorkoutRecordingBuilder {
+    /// Workout metadata: the energy estimated from heart rate at the end, in kJ (kept apart from measured energy).
+    static let estimatedEnergyKey = "systole.estimatedActiveEnergy"
+
+    /// Workout metadata: a sensor's battery level in percent when the workout ended.
+    static func batteryKey(_ address: String) -> String { "systole.battery.\(address)" }
+
+    static func recording(of workout: Workout, samples: [Sample]) -> ActivityRecording {
+        var recording = ActivityRecording(
+            id: workout.id,
+            activity: workout.activityType,
+            start: workout.startDate,
+            end: max(workout.startDate, workout.endDate)
+        )
+        recording.pauses = pauses(workout)
+        recording.laps = workout.events.filter { $0.type == .lap }.sorted { $0.startDate < $1.startDate }.map {
+            DateInterval(start: $0.startDate, end: max($0.startDate, $0.endDate))
+        }
+        recording.markers = workout.events.compactMap { event in
+            guard event.type == .marker, case .string(let text)? = event.metadata[MarkerText.key] else { return nil }
+            return ActivityRecording.Marker(date: event.startDate, text: text)
+        }
+
+        // With several sensors (a strap and earbuds), the readings and beats of the one with the most readings: two
+        // interleaved series would make a heart rate that jumps between them, and RR intervals that are not
+        // successive beats.
+        var readingsByDevice: [String: [ActivityRecording.Reading]] = [:]
+        var beatsByDevice: [String: [ActivityRecording.Beat]] = [:]
+        for sample in samples {
+            switch sample {
+            case .quantity(let quantity) where quantity.type == .heartRate:
+                readingsByDevice[quantity.device?.address ?? "", default: []].append(
+                    .init(date: quantity.startDate, bpm: quantity.quantity.value)
+                )
+            case .quantity(let quantity) where quantity.type == .activeEnergyBurned:
+                recording.energyReadings.append(.init(date: quantity.endDate, kilojoules: quantity.quantity.value))
+            case .heartbeatSeries(let series):
+                beatsByDevice[series.device?.address ?? "", default: []] += series.beats.map { beat in
+                    .init(
+                        date: series.startDate + beat.timeSinceStart,
+                        rrTicks: beat.rrTicks,
+                        precededByGap: beat.precededByGap
+                    )
+                }
+            default:
+                continue
+            }
+        }
+        let main =
+            readingsByDevice.max { ($0.value.count, $1.key) < ($1.value.count, $0.key) }?.key
+            ?? beatsByDevice.max { $0.value.count < $1.value.count }?.key
+        if let main {
+            recording.readings = (readingsByDevice[main] ?? []).sorted { $0.date < $1.date }
+            recording.beats = (beatsByDevice[main] ?? []).sorted { $0.date < $1.date }
+        }
+        recording.energyReadings.sort { $0.date < $1.date }
+
+        let measured = workout.statistics(for: .activeEnergyBurned)?.sumQuantity()?.value ?? 0
+        if measured > 0 {
+            recording.energy = .init(kilojoules: measured, isEstimated: false)
+        } else if case .number(let estimated)? = workout.metadata[estimatedEnergyKey], estimated.isFinite {
+            recording.energy = .init(kilojoules: estimated, isEstimated: true)
+        }
+        recording.sensors = workout.devices.map { device in
+            var battery: Int?
+            if let address = device.address, case .number(let level)? = workout.metadata[batteryKey(address)],
+                level.isFinite
+            {
+                battery = Int(max(0, min(100, level)))
+            }
+            return ActivityRecording.Sensor(
+                fitManufacturer: device.manufacturer.flatMap(ActivityRecording.Sensor.fitManufacturer(forCompany:)),
+                name: device.name ?? device.address,
+                batteryPercent: battery
+            )
+        }
+        return recording
+    }
+
+    /// Each pause up to its resume (or the workout's end).
+    static func pauses(_ workout: Workout) -> [DateInterval] {
+        var pauses: [DateInterval] = []
+        var pausedAt: Date?
+        for event in workout.events.sorted(by: { $0.startDate < $1.startDate }) {
+            switch event.type {
+            case .pause where pausedAt == nil:
+                pausedAt = event.startDate
+            case .resume:
+                if let start = pausedAt, event.startDate >= start {
+                    pauses.append(DateInterval(start: start, end: event.startDate))
+                }
+                pausedAt = nil
+            default:
+                continue
+            }
+        }
+        if let start = pausedAt, workout.endDate > start {
+            pauses.append(DateInterval(start: start, end: workout.endDate))
+        }
+        return pauses
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import Glibc
+import HealthStore
+import SystoleTestSupport
+import Testing
+import WorkoutKit
+
+/// A workout with laps, a marker and a pause, recorded by the real systoled from the simulator and taken out with
+/// `systole export`: the decoders FIT's users rely on read back exactly the heart rates and RR intervals the store
+/// holds; `workouts show` has laps, markers, zones, TRIMP and the energy estimate; `workouts delete` asks, deletes
+/// and leaves the deletion visible to anchored queries; `systole profile` says where each value came from.
+@Suite struct ExportEndToEndTests {
+    final class Setup: @unchecked Sendable {
+        let bus: PrivateBus
+        let simulator: SimulatorProcess
+        let folder: URL
+        var daemon: DaemonProcess
+
+        init(configuration: String) async throws {
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("systole-export-\(UUID())")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try configuration.write(
+                to: folder.appendingPathComponent("systoled.toml"),
+                atomically: true,
+                encoding: .utf8
+            )
+            bus = try await PrivateBus.start()
+            // A Polar H10: RR intervals, no energy field, so the energy is estimated from heart rate.
+            simulator = try await SimulatorProcess.start(bus: bus, ["--model", "polar-h10", "--profile", "intervals"])
+            daemon = try await DaemonProcess.start(bus: bus, folder: folder)
+        }
+
+        func systole(_ arguments: [String]) async throws -> CommandRunner.Result {
+            try await CommandRunner.run("systole", arguments + ["--bus", bus.address])
+        }
+
+        func json(_ arguments: String...) async throws -> [String: Any] {
+            let result = try await systole(arguments + ["--json"])
+            try #require(result.status == 0, "\(arguments): \(result.standardError)")
+            return try #require(
+                try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
+            )
+        }
+
+        func stop() {
+            daemon.stopNow()
+            simulator.stop()
+            bus.stop()
+            try? FileManager.default.removeItem(at: folder)
+        }
+    }
+
+    static let profile = """
+        [profile]
+        age = 40
+        sex = "female"
+        weight_kg = 61.5
+        resting_hr = 55
+        """
+
+    /// Records a workout: 4 s, a lap, a marker, a 2 s pause, 4 s, a lap, 3 s, end. Returns its id.
+    static func record(_ s: Setup) async throws -> String {
+        let started = try await s.systole(["start", "--activity", "running"])
+        try #require(started.status == 0, "\(started.standardError)")
+        try await Task.sleep(for: .seconds(4))
+        #expect(try await s.systole(["lap"]).standardOutput == "Lap 1 done; lap 2 started\n")
+        let marked = try await s.systole(["marker", "gel, \"salt\" & water"])
+        #expect(marked.status == 0, "\(marked.standardError)")
+        #expect(try await s.systole(["pause"]).status == 0)
+        try await Task.sleep(for: .seconds(2))
+        #expect(try await s.systole(["resume"]).status == 0)
+        try await Task.sleep(for: .seconds(4))
+        #expect(try await s.systole(["lap"]).standardOutput == "Lap 2 done; lap 3 started\n")
+        try await Task.sleep(for: .seconds(3))
+        let ended = try await s.systole(["end"])
+        try #require(ended.status == 0, "\(ended.standardError)")
+        let workouts = try await s.systole(["workouts", "--json"])
+        let list = try JSONSerialization.jsonObject(with: Data(workouts.standardOutput.utf8)) as? [[String: Any]]
+        return try #require(list?.last?["id"] as? String)
+    }
+
+    @Test func anExportedWorkoutReadsBackAsTheStoreHoldsIt() async throws {
+        let s = try await Setup(configuration: Self.profile)
+        defer { s.stop() }
+        let id = try await Self.record(s)
+
+        // workouts show: laps (the last closed at the end), the marker, zones, TRIMP, energy estimated.
+        let shown = try await s.json("workouts", "show", String(id.prefix(8)))
+        let laps = try #require(shown["laps"] as? [[String: Any]])
+        #expect(laps.count == 3)
+        #expect((laps.first?["duration"] as? Double).map { (3.5...5.5).contains($0) } == true, "\(laps)")
+        let markers = try #require(shown["markers"] as? [[String: Any]])
+        #expect(markers.map { $0["text"] as? String } == ["gel, \"salt\" & water"])
+        let zones = try #require(shown["zones"] as? [[String: Any]])
+        #expect(zones.count == 5)
+        // Zones by maximum: 208 − 0.7 × 40 = 180; zone 1 from 90.
+        #expect(zones.first?["lower"] as? Double == 90)
+        let inZones = zones.reduce(shown["secondsBelowZones"] as? Double ?? 0) { $0 + ($1["seconds"] as? Double ?? 0) }
+        #expect((8...14).contains(inZones), "time with heart rate: \(inZones) s")
+        #expect((shown["trimp"] as? Double ?? 0) > 0)
+        let energy = try #require(shown["energy"] as? [String: Any])
+        #expect(energy["estimated"] as? Bool == true)
+        #expect((energy["kilojoules"] as? Double ?? 0) > 0)
+        let text = try await s.systole(["workouts", "show", String(id.prefix(8))]).standardOutput
+        #expect(text.contains("Time in zones (% of max heart rate):"))
+        #expect(text.contains("estimated from heart rate"))
+        #expect(text.contains("gel, \"salt\" & water"))
+
+        // Export to a file and to standard output: the same bytes.
+        let file = s.folder.appendingPathComponent("out.fit").path
+        let exported = try await s.systole(["export", "--last", "-o", file])
+        #expect(exported.status == 0, "\(exported.standardError)")
+        #expect(exported.standardError.hasPrefix("Wrote \(file) ("))
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+        var status = stat()
+        #expect(stat(file, &status) == 0 && status.st_mode & 0o777 == 0o600)
+        let again = try await s.systole(["export", String(id.prefix(6)), "--format", "fit", "-o", "-"])
+        #expect(Data(again.standardOutput.utf8).count > 0)
+
+        // What the store holds, read after systoled stopped.
+        s.daemon.signal(SIGTERM)
+        _ = try await s.daemon.waitForExit()
+        let store = try SQLiteHealthStore(path: s.daemon.storePath)
+        let samples = try await store.samples(ofWorkout: try #require(UUID(uuidString: id)))
+        let readings = samples.compactMap { sample -> Int? in
+            guard case .quantity(let quantity) = sample, quantity.type == .heartRate else { return nil }
+            return Int(quantity.quantity.value.rounded())
+        }
+        let beats = samples.flatMap { sample -> [Double] in
+            guard case .heartbeatSeries(let series) = sample else { return [] }
+            return series.beats.map(\.interval)
+        }
+        try #require(readings.count >= 8 && beats.count >= 8, "\(readings.count) readings, \(beats.count) beats")
+
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../WorkoutExportTests/decode_fit.py").standardized.path
+        let output = try await PythonTools.run(script, [file])
+        let decoded = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
+        #expect(decoded["garmin_integrity"] as? Bool == true)
+        #expect((decoded["garmin_errors"] as? [Any])?.isEmpty == true)
+        #expect((decoded["fitdecode_errors"] as? [Any])?.isEmpty == true)
+        #expect(decoded["garmin_heart_rates"] as? [Int] == readings)
+        #expect(decoded["fitdecode_heart_rates"] as? [Int] == readings)
+        let hrv = (decoded["garmin_hrv"] as? [[Double]] ?? []).flatMap { $0 }
+        #expect(hrv.count == beats.count)
+        #expect(zip(hrv, beats).allSatisfy { abs($0 - $1) <= 0.0006 }, "\(hrv.prefix(5)) vs \(beats.prefix(5))")
+        #expect(decoded["garmin_laps"] as? Int == 3)
+        let events = (decoded["garmin_events"] as? [[String]] ?? []).map { $0.joined(separator: " ") }
+        #expect(events == ["timer start", "user_marker marker", "timer stop_all", "timer start", "timer stop_all"])
+        let calories = (decoded["garmin_session"] as? [String: Any])?["total_calories"] as? Int
+        #expect((calories ?? 0) > 0)
+        #expect(bytes.count > 0)
+    }
+
+    @Test func deletingAsksFirstAndTheDeletionIsVisibleToAnchoredQueries() async throws {
+        let s = try await Setup(configuration: "")
+        defer { s.stop() }
+        let started = try await s.systole(["start"])
+        try #require(started.status == 0)
+        try await Task.sleep(for: .seconds(3))
+        try #require(try await s.systole(["end"]).status == 0)
+        let list = try await s.systole(["workouts", "--json"]).standardOutput
+        let id = try #require(
+            (try JSONSerialization.jsonObject(with: Data(list.utf8)) as? [[String: Any]])?.first?["id"] as? String
+        )
+        // No answer (standard input is empty): nothing deleted.
+        let asked = try await s.systole(["workouts", "delete", String(id.prefix(8))])
+        #expect(asked.status == 1)
+        #expect(asked.standardOutput.contains("Not deleted"))
+        #expect(try await s.systole(["workouts", "show", String(id.prefix(8))]).status == 0)
+        let deleted = try await s.systole(["workouts", "delete", String(id.prefix(8)), "--yes"])
+        #expect(deleted.status == 0, "\(deleted.standardError)")
+        let gone = try await s.systole(["workouts", "show", String(id.prefix(8))])
+        #expect(gone.status == 1)
+        #expect(gone.standardError.contains("no workout"))
+        #expect(try await s.systole(["export", String(id.prefix(8))]).status == 1)
+
+        s.daemon.signal(SIGTERM)
+        _ = try await s.daemon.waitForExit()
+        let store = try SQLiteHealthStore(path: s.daemon.storePath)
+        #expect(try await store.deletedWorkouts().deleted == [try #require(UUID(uuidString: id))])
+        #expect(try await store.samples(ofWorkout: try #require(UUID(uuidString: id))).isEmpty)
+        let heartRateChanges = try await store.changes(of: .heartRate)
+        #expect(!heartRateChanges.deleted.isEmpty)
+        #expect(try await store.workouts().isEmpty)
+    }
+
+    @Test func theProfileSaysWhereEachValueCameFrom() async throws {
+        let s = try await Setup(configuration: Self.profile)
+        defer { s.stop() }
+        let profile = try await s.json("profile")
+        #expect((profile["max_hr"] as? [String: Any])?["value"] as? Double == 180)
+        #expect((profile["max_hr"] as? [String: Any])?["source"] as? String == "estimated: 208 − 0.7 × age")
+        #expect((profile["resting_hr"] as? [String: Any])?["source"] as? String == "configured")
+        let zonesSource = (profile["zones"] as? [String: Any])?["source"] as? String
+        #expect(zonesSource?.hasPrefix("default") == true)
+        let text = try await s.systole(["profile"]).standardOutput
+        #expect(text.contains("Maximum heart rate: 180 bpm (estimated: 208 − 0.7 × age)"))
+        #expect(text.contains("Weight: 61.5 kg (configured)"))
+    }
+
+    @Test func markersAndExportsRefuseWhatTheyCannotTake() async throws {
+        let s = try await Setup(configuration: "")
+        defer { s.stop() }
+        #expect(try await s.systole(["marker", "x"]).standardError.contains("no workout is ongoing"))
+        try #require(try await s.systole(["start"]).status == 0)
+        let newline = try await s.systole(["marker", "a\nb"])
+        #expect(newline.status == 1)
+        #expect(newline.standardError.contains("control characters"))
+        let long = try await s.systole(["marker", String(repeating: "é", count: 201)])
+        #expect(long.standardError.contains("at most 200 characters"))
+        #expect(try await s.systole(["marker", "  "]).standardError.contains("needs a text"))
+        #expect(try await s.systole(["export", "--last", "--format", "gpx"]).status == 2)
+        #expect(try await s.systole(["export"]).status == 2)
+        #expect(try await s.systole(["export", "zz", "--last"]).status == 2)
+        try #require(try await s.systole(["end"]).status == 0)
+    }
+}
