@@ -148,7 +148,8 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "Daemon", "BlueZ", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit", "SystoleTestSupport",
+                "Daemon", "BlueZ", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit", "WorkoutAnalysis",
+                "SystoleTestSupport",
             ]
         ),
         .testTarget(

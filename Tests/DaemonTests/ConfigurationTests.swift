@@ -2,6 +2,7 @@ import BlueZ
 import DBus
 import Foundation
 import Testing
+import WorkoutAnalysis
 import WorkoutKit
 
 @testable import Daemon
@@ -42,8 +43,27 @@ import WorkoutKit
             max_size = 1_048_576
             keep = 5
             privacy = "duration-only"
+
+            [profile]
+            age = 41
+            sex = "male"
+            weight_kg = 72.5
+            resting_hr = 48
+            max_hr = 186
+            zones = "reserve"
             """
         let c = try configuration(text)
+        #expect(
+            c.profile
+                == AthleteProfile(
+                    age: 41,
+                    sex: .male,
+                    weightKilograms: 72.5,
+                    restingHeartRate: 48,
+                    maxHeartRate: 186,
+                    zoneBasis: .heartRateReserve
+                )
+        )
         #expect(c.bus == .address("unix:path=/run/test-bus"))
         #expect(c.adapter == "hci1")
         #expect(c.storePath == "/srv/systole/health.sqlite")
@@ -67,7 +87,17 @@ import WorkoutKit
         let cases: [(String, Int, String)] = [
             ("bus = \"system\"\nfrobnicate = 1", 2, "unknown setting 'frobnicate'; known: bus, adapter, store"),
             ("[live_log]\nsize = 10", 2, "unknown setting 'size' in [live_log]; known: path, format, max_size"),
-            ("[logging]\npath = \"/x\"", 2, "unknown table [logging]; the only table is [live_log]"),
+            ("[logging]\npath = \"/x\"", 2, "unknown table [logging]; the tables are [live_log] and [profile]"),
+            ("[profile]\nage = 7", 2, "profile.age is in years, from 10 to 100"),
+            ("[profile]\nage = 40.5", 2, "age must be a whole number, not a number"),
+            ("[profile]\nsex = \"x\"", 2, "profile.sex must be \"female\" or \"male\", not 'x'"),
+            ("[profile]\nweight_kg = 1e9", 2, "profile.weight_kg is in kilograms, from 20 to 300"),
+            ("[profile]\nweight_kg = nan", 2, "'nan' is not a value"),
+            ("[profile]\nresting_hr = 0", 2, "profile.resting_hr is in beats a minute, from 25 to 120"),
+            ("[profile]\nmax_hr = 300", 2, "profile.max_hr is in beats a minute, from 100 to 240"),
+            ("[profile]\nzones = \"lactate\"", 2, "profile.zones must be \"max_hr\""),
+            ("[profile]\nheight = 180", 2, "unknown setting 'height' in [profile]; known: age, sex, weight_kg"),
+            ("[profile]\nresting_hr = 110\nmax_hr = 120", 3, "[profile]: max_hr (120.0) must be at least 20 above"),
             ("bus = \"sytem\"", 1, "bus must be \"system\", \"session\" or a D-Bus address"),
             ("adapter = \"bluetooth0\"", 1, "adapter must be a name like \"hci0\""),
             ("sensors = [\"12:34\"]", 1, "'12:34' is not a sensor: use an address like"),

@@ -38,6 +38,11 @@ struct ControlAPIFuzzer {
         ("ListWorkouts", []),
         ("GetWorkout", [.string]),
         ("Statistics", [.string, .string, .double, .double]),
+        ("AddLap", []),
+        ("AddMarker", [.string]),
+        ("ExportWorkout", [.string, .string]),
+        ("DeleteWorkout", [.string]),
+        ("GetProfile", []),
     ]
 
     static let words = [
@@ -129,6 +134,9 @@ struct ControlAPIFuzzer {
                     .string(pick(["heartRate", "activeEnergyBurned", "dietaryWater"])),
                     .string(pick(Self.intervals)), .double(edgeTime()), .double(edgeTime()),
                 ]
+            }
+            if method == "ExportWorkout", below(2) == 0 {
+                arguments = [.string(pick(["", "0", "a", "-", "%"])), .string(pick(["fit", "tcx", "csv", "rr", "FIT"]))]
             }
             if method == "AddSample", below(2) == 0 {
                 arguments = [
