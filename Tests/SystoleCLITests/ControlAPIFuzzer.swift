@@ -136,7 +136,9 @@ struct ControlAPIFuzzer {
                 ]
             }
             if method == "ExportWorkout", below(2) == 0 {
-                arguments = [.string(pick(["", "0", "a", "-", "%"])), .string(pick(["fit", "tcx", "csv", "rr", "FIT"]))]
+                arguments = [
+                    .string(pick(["", "0", "a", "-", "%"])), .string(pick(["fit", "tcx", "csv", "rr", "FIT"])),
+                ]
             }
             if method == "AddSample", below(2) == 0 {
                 arguments = [
