@@ -118,6 +118,16 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
 
+        .executableTarget(
+            name: "ExportBenchmarks",
+            dependencies: [
+                "HealthStore", "WorkoutAnalysis", "WorkoutExport", "WorkoutKit",
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/ExportBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+
         // MARK: Tests
         .target(name: "SystoleTestSupport", path: "Tests/SystoleTestSupport"),
         .testTarget(

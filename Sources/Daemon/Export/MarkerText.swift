@@ -1,11 +1,12 @@
 import DBus
 import Foundation
+import WorkoutAnalysis
 
 /// What a marker's text may be (`systole marker TEXT`): it comes from a user, ends up in files other programs read
 /// (TCX, CSV) and in every `workouts show`, so it is short, printable and bounded in number.
 enum MarkerText {
     /// The workout event's metadata key that holds the text.
-    static let key = "systole.marker"
+    static let key = ActivityRecording.markerTextKey
     static let maximumCharacters = 200
     static let maximumPerWorkout = 1000
 

@@ -501,7 +501,7 @@ final class ControlService: Service, Sendable {
     /// The recording exports and analysis read, from the store.
     private func recording(of workout: Workout) async throws(DBusError) -> ActivityRecording {
         let samples = try await Self.storeCall { try await self.store.samples(ofWorkout: workout.id) }
-        return WorkoutRecordingBuilder.recording(of: workout, samples: samples)
+        return ActivityRecording(workout: workout, samples: samples)
     }
 
     private func exportWorkout(_ call: DBusMethodCall) async throws(DBusError) -> [DBusValue] {

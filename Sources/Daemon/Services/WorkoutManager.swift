@@ -473,7 +473,7 @@ actor WorkoutManager: Service {
             guard let address = status.address, devices.contains(address), let battery = status.batteryPercent else {
                 continue
             }
-            metadata[WorkoutRecordingBuilder.batteryKey(address)] = .number(Double(battery))
+            metadata[ActivityRecording.batteryKey(address)] = .number(Double(battery))
         }
         let measured = await builder.statistics(for: .activeEnergyBurned)?.sumQuantity()?.value ?? 0
         guard measured == 0, EnergyEstimate.unavailableReason(profile) == nil, let start = await builder.startDate,
@@ -492,9 +492,9 @@ actor WorkoutManager: Service {
             devices: []
         )
         let samples = try await store.samples(ofWorkout: builder.workoutID)
-        let recording = WorkoutRecordingBuilder.recording(of: workout, samples: samples)
+        let recording = ActivityRecording(workout: workout, samples: samples)
         if let kilojoules = EnergyEstimate.kilojoules(recording, profile: profile) {
-            metadata[WorkoutRecordingBuilder.estimatedEnergyKey] = .number((kilojoules * 10).rounded() / 10)
+            metadata[ActivityRecording.estimatedEnergyKey] = .number((kilojoules * 10).rounded() / 10)
         }
         return metadata
     }

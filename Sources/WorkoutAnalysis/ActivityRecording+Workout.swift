@@ -1,30 +1,33 @@
 import Foundation
-import WorkoutAnalysis
 import WorkoutKit
 
-/// Builds the ``ActivityRecording`` that exports and analysis read from a stored workout and its samples: pauses
-/// from its pause and resume events, laps and markers from its events, readings and beats of its main sensor, the
-/// energy its sensors measured (or the estimate stored with it), and its sensors with their battery levels.
-enum WorkoutRecordingBuilder {
+extension ActivityRecording {
     /// Workout metadata: the energy estimated from heart rate at the end, in kJ (kept apart from measured energy).
-    static let estimatedEnergyKey = "systole.estimatedActiveEnergy"
+    public static let estimatedEnergyKey = "systole.estimatedActiveEnergy"
+    /// Workout event metadata: a marker's text.
+    public static let markerTextKey = "systole.marker"
 
     /// Workout metadata: a sensor's battery level in percent when the workout ended.
-    static func batteryKey(_ address: String) -> String { "systole.battery.\(address)" }
+    public static func batteryKey(_ address: String) -> String { "systole.battery.\(address)" }
 
-    static func recording(of workout: Workout, samples: [Sample]) -> ActivityRecording {
+    /// The recording of a stored workout and its samples (as the store returns them, series unpacked): pauses from
+    /// its pause and resume events, laps and markers from its events, the readings and beats of its main sensor,
+    /// the energy its sensors measured (or the estimate stored with it), and its sensors with their battery levels.
+    public init(workout: Workout, samples: [Sample]) {
         var recording = ActivityRecording(
             id: workout.id,
             activity: workout.activityType,
             start: workout.startDate,
             end: max(workout.startDate, workout.endDate)
         )
-        recording.pauses = pauses(workout)
+        recording.pauses = Self.pauses(workout)
         recording.laps = workout.events.filter { $0.type == .lap }.sorted { $0.startDate < $1.startDate }.map {
             DateInterval(start: $0.startDate, end: max($0.startDate, $0.endDate))
         }
         recording.markers = workout.events.compactMap { event in
-            guard event.type == .marker, case .string(let text)? = event.metadata[MarkerText.key] else { return nil }
+            guard event.type == .marker, case .string(let text)? = event.metadata[Self.markerTextKey] else {
+                return nil
+            }
             return ActivityRecording.Marker(date: event.startDate, text: text)
         }
 
@@ -65,12 +68,12 @@ enum WorkoutRecordingBuilder {
         let measured = workout.statistics(for: .activeEnergyBurned)?.sumQuantity()?.value ?? 0
         if measured > 0 {
             recording.energy = .init(kilojoules: measured, isEstimated: false)
-        } else if case .number(let estimated)? = workout.metadata[estimatedEnergyKey], estimated.isFinite {
+        } else if case .number(let estimated)? = workout.metadata[Self.estimatedEnergyKey], estimated.isFinite {
             recording.energy = .init(kilojoules: estimated, isEstimated: true)
         }
         recording.sensors = workout.devices.map { device in
             var battery: Int?
-            if let address = device.address, case .number(let level)? = workout.metadata[batteryKey(address)],
+            if let address = device.address, case .number(let level)? = workout.metadata[Self.batteryKey(address)],
                 level.isFinite
             {
                 battery = Int(max(0, min(100, level)))
@@ -81,7 +84,7 @@ enum WorkoutRecordingBuilder {
                 batteryPercent: battery
             )
         }
-        return recording
+        self = recording
     }
 
     /// Each pause up to its resume (or the workout's end).

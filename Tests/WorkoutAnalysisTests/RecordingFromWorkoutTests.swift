@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+import WorkoutAnalysis
+import WorkoutKit
+
+/// The recording built from a stored workout: pauses from events, laps, markers, the main sensor's readings only,
+/// and energy measured or the stored estimate, never both.
+struct RecordingFromWorkoutTests {
+    static let start = Date(timeIntervalSince1970: 1_795_000_000)
+    static let strap = Device(name: "Polar H10", address: "A0:9E:1A:00:00:01", manufacturer: "Polar Electro Oy")
+    static let earbuds = Device(name: "Powerbeats", address: "A0:9E:1A:00:00:02", manufacturer: "Apple, Inc.")
+
+    static func workout(
+        events: [WorkoutEvent],
+        metadata: [String: MetadataValue] = [:],
+        energy: Double? = nil
+    )
+        -> Workout
+    {
+        var statistics: [String: Statistics] = [:]
+        if let energy {
+            var sum = Statistics(quantityType: .activeEnergyBurned, startDate: start, endDate: start + 600)
+            sum.add(energy, start: start + 10, end: start + 20)
+            statistics[QuantityType.activeEnergyBurned.identifier] = sum
+        }
+        return Workout(
+            id: UUID(),
+            configuration: WorkoutConfiguration(activityType: .cycling),
+            startDate: start,
+            endDate: start + 600,
+            duration: 540,
+            events: events,
+            activities: [],
+            metadata: metadata,
+            statistics: statistics,
+            devices: [strap, earbuds]
+        )
+    }
+
+    static func reading(_ second: Double, _ bpm: Double, _ device: Device) -> Sample {
+        .quantity(
+            QuantitySample(
+                type: .heartRate,
+                quantity: Quantity(bpm, .countPerMinute),
+                start: start + second,
+                end: start + second,
+                device: device
+            )
+        )
+    }
+
+    @Test func pausesLapsMarkersAndTheMainSensor() {
+        let events = [
+            WorkoutEvent(type: .pause, start: Self.start + 100), WorkoutEvent(type: .resume, start: Self.start + 160),
+            WorkoutEvent(type: .lap, start: Self.start, end: Self.start + 300),
+            WorkoutEvent(type: .lap, start: Self.start + 300, end: Self.start + 600),
+            WorkoutEvent(
+                type: .marker,
+                start: Self.start + 50,
+                metadata: [ActivityRecording.markerTextKey: .string("gel")]
+            ),
+            // A marker systoled itself wrote (a gap) is not a user's marker.
+            WorkoutEvent(type: .marker, start: Self.start + 70, metadata: ["systole.gap": .string("not running")]),
+            WorkoutEvent(type: .pause, start: Self.start + 590),
+        ]
+        let samples =
+            (0..<10).map { Self.reading(Double($0), 120, Self.strap) }
+            + (0..<3).map { Self.reading(Double($0) + 0.5, 90, Self.earbuds) }
+            + [
+                .heartbeatSeries(
+                    HeartbeatSeriesSample(
+                        start: Self.start,
+                        end: Self.start + 2,
+                        beats: [.init(timeSinceStart: 0.5, rrTicks: 512), .init(timeSinceStart: 1, rrTicks: 512)],
+                        device: Self.strap
+                    )
+                )
+            ]
+        let recording = ActivityRecording(
+            workout: Self.workout(
+                events: events,
+                metadata: [ActivityRecording.batteryKey(Self.strap.address!): .number(73)]
+            ),
+            samples: samples
+        )
+        #expect(
+            recording.pauses == [
+                DateInterval(start: Self.start + 100, end: Self.start + 160),
+                DateInterval(start: Self.start + 590, end: Self.start + 600),
+            ]
+        )
+        #expect(recording.laps.count == 2)
+        #expect(recording.markers == [.init(date: Self.start + 50, text: "gel")])
+        // The strap has more readings: its readings and beats, none of the earbuds'.
+        #expect(recording.readings.count == 10 && recording.readings.allSatisfy { $0.bpm == 120 })
+        #expect(recording.beats.map(\.date) == [Self.start + 0.5, Self.start + 1])
+        #expect(recording.sensors.map(\.fitManufacturer) == [123, nil])
+        #expect(recording.sensors.map(\.batteryPercent) == [73, nil])
+        #expect(recording.energy == nil)
+    }
+
+    @Test func measuredEnergyWinsAndAnEstimateIsMarkedAsOne() {
+        let estimate = [ActivityRecording.estimatedEnergyKey: MetadataValue.number(500)]
+        let estimated = ActivityRecording(workout: Self.workout(events: [], metadata: estimate), samples: [])
+        #expect(estimated.energy == .init(kilojoules: 500, isEstimated: true))
+        let measured = ActivityRecording(workout: Self.workout(events: [], metadata: estimate, energy: 42), samples: [])
+        #expect(measured.energy == .init(kilojoules: 42, isEstimated: false))
+    }
+}
