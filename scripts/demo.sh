@@ -2,7 +2,8 @@
 # The demo (the README's first command), with no Bluetooth hardware and without touching the machine's buses:
 # a private dbus-daemon; systole-sim playing bluetoothd with a Polar H10-like strap running intervals; systoled
 # (the real daemon) with its store and live log in a temporary folder; and a short workout run with the systole
-# CLI as a user would: start (with its countdown), a pause, resume, end, then the summary and per-minute chart.
+# CLI as a user would: start (with its countdown), a lap, a marker, a pause, resume, end, then the summary with laps,
+# zones, TRIMP and the energy estimate, the per-minute chart, and the workout exported as FIT and as RR intervals.
 # The live bpm log scrolls by while the workout runs. It ends on its own (status 0 when every step worked) and stops
 # everything it started: the bus, the simulator, systoled and the log's reader.
 #
@@ -71,6 +72,12 @@ sensors = [$SENSORS]
 
 [live_log]
 path = "$WORK/logs/live.log"
+
+[profile]
+age = 38
+sex = "female"
+weight_kg = 61
+resting_hr = 52
 TOML
 "$BIN/systoled" --config "$WORK/systoled.toml" 2> "$WORK/systoled.err" &
 DAEMON_PID=$!
@@ -92,6 +99,9 @@ PREFIX_PID=$!
 TAIL_PID=$!
 third=$(( SECONDS_OF_WORKOUT / 3 ))
 sleep "$third"
+echo "== systole lap; systole marker 'gel'"
+"$BIN/systole" lap
+"$BIN/systole" marker gel
 echo "== systole pause"
 "$BIN/systole" pause
 sleep 5
@@ -109,6 +119,9 @@ ID=$("$BIN/systole" workouts --json | sed -n 's/.*"id" : "\([0-9A-F-]*\)".*/\1/p
 echo
 echo "== systole workouts show ${ID:0:8}"
 "$BIN/systole" workouts show "${ID:0:8}"
+echo
+echo "== systole export ${ID:0:8} (FIT, and the RR intervals for Kubios)"
+(cd "$WORK" && "$BIN/systole" export "${ID:0:8}" && "$BIN/systole" export "${ID:0:8}" --format rr -o rr.txt)
 if [ "$HOSTILE" = 1 ]; then
   echo
   echo "== systole sensors: what the attacker sent that systoled left out (its name cleaned of escape sequences)"
