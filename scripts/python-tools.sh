@@ -3,13 +3,16 @@
 #   garmin-fit-sdk, fitdecode   Garmin's own FIT decoder and an independent one (FIT files)
 #   xmlschema                    validates TCX against Garmin's TrainingCenterDatabase v2 schema
 #   neurokit2                    HRV and Lipponen & Tarvainen artifact correction, the reference for ours
+#                                (with the numpy, pandas and scipy it was checked with)
 # and Garmin's TCX schema itself, as Debian's pytrainer package ships it (downloaded, not installed), beside the venv.
 # Safe to run again and from several tests at once (a lock); the tests call it, so does install-deps.sh.
 #
 # usage: scripts/python-tools.sh [--schema]   (--schema prints the TCX schema's path instead)
 set -euo pipefail
 root=${SYSTOLE_PYTHON_TOOLS:-$HOME/.cache/systole-python-tools}
-packages=(garmin-fit-sdk==21.218.0 fitdecode==0.11.0 xmlschema==4.3.2 neurokit2==0.2.13)
+# neurokit2's numpy, pandas and scipy pinned too: the HRV test compares corrected beat positions exactly, and
+# pandas' rolling quantiles and numpy's sums decide them.
+packages=(garmin-fit-sdk==21.218.0 fitdecode==0.11.0 xmlschema==4.3.2 neurokit2==0.2.13 numpy==2.4.6 pandas==2.3.3 scipy==1.17.1)
 mkdir -p "$root"
 exec 9>"$root/.lock"
 flock 9
