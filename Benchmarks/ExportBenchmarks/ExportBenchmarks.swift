@@ -92,8 +92,11 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("Analysis of a 3-hour workout (zones, TRIMP, energy estimate)") { benchmark in
+    Benchmark("Analysis of a 3-hour workout (HRV and its 5-minute windows, zones, TRIMP, energy estimate)") {
+        benchmark in
         for _ in benchmark.scaledIterations {
+            blackHole(HeartRateVariability.workout(recording))
+            blackHole(HeartRateVariability.windows(recording))
             blackHole(HeartRateZones(recording, profile: profile))
             blackHole(TrainingLoad.trimp(recording, profile: profile))
             blackHole(EnergyEstimate.kilojoules(recording, profile: profile))

@@ -34,6 +34,11 @@ enum AnalysisValues {
                 ])
             }
         )
+        if let hrv = HeartRateVariability.workout(recording) { values["hrv"] = .propertyMap(Self.values(of: hrv)) }
+        values["hrvWindows"] = .array(
+            .propertyMap,
+            HeartRateVariability.windows(recording).map { .propertyMap(Self.values(of: $0)) }
+        )
         let zones = HeartRateZones(recording, profile: profile)
         values["zoneBasis"] = .string(zones.basis.rawValue)
         values["secondsBelowZones"] = .double(zones.secondsBelow)
@@ -63,6 +68,15 @@ enum AnalysisValues {
             )
         }
         return values
+    }
+
+    static func values(of hrv: HeartRateVariability) -> [String: DBusValue] {
+        [
+            "start": .double(hrv.start.timeIntervalSince1970), "end": .double(hrv.end.timeIntervalSince1970),
+            "meanNN": .double(hrv.meanNN), "sdnn": .double(hrv.sdnn), "rmssd": .double(hrv.rmssd),
+            "pnn50": .double(hrv.pnn50), "beats": .uint32(UInt32(clamping: hrv.beatCount)),
+            "corrected": .uint32(UInt32(clamping: hrv.correctedBeats)),
+        ]
     }
 
     /// The effective profile, each value with where it came from (`systole profile`).
