@@ -19,7 +19,7 @@ public enum ArtifactCorrection {
         case longShort
     }
 
-    /// One beat changed.
+    /// One correction: a beat moved, put back or removed.
     public struct Correction: Sendable, Equatable {
         public var kind: Kind
         /// Where the beat is now (moved or put back), or where it was (removed), in samples.
