@@ -151,7 +151,10 @@ let package = Package(
         ),
         .testTarget(
             name: "WorkoutAnalysisTests",
-            dependencies: ["WorkoutAnalysis", "WorkoutKit", "SystoleTestSupport"],
+            // The simulator's sensors play ectopic and missed beats for the HRV to find.
+            dependencies: [
+                "WorkoutAnalysis", "WorkoutKit", "BlueZSimulator", "HeartRateProfile", "SystoleTestSupport",
+            ],
             // The reference's scripts run from the source tree with the venv's Python.
             exclude: ["Python"]
         ),

@@ -136,11 +136,19 @@ public struct Scenario: Codable, Sendable, Equatable {
             /// From `at` for `for` seconds the link drops `rate` times a second; the sensor advertises again half
             /// a period after each drop (where bluetoothd's auto-connect, or a client's Connect(), takes it back).
             case flap
+            /// Every `every`-th beat from `at` on (for `for` seconds, or to the end when `for` is 0) is premature:
+            /// its interval is ``FaultSpec/ectopicPrematurity`` shorter and the next one longer by as much (the
+            /// compensatory pause), as with a premature ventricular contraction.
+            case ectopic
+            /// Every `every`-th beat from `at` on (for `for` seconds, or to the end when `for` is 0) is not seen by
+            /// the strap: its interval is not sent, and the next one sent is the two together.
+            case missedBeat = "missed-beat"
         }
         public var kind: Kind
         public var at: Double = 0
         public var `for`: Double = 0
-        /// malformed: every `every`-th notification; energy-jump: the cycle length (0: the default, 2).
+        /// malformed: every `every`-th notification; energy-jump: the cycle length (0: the default, 2); ectopic,
+        /// missed-beat: every `every`-th beat.
         public var every: Int = 0
         /// impossible-heart-rate: the heart rate reported, bpm.
         public var bpm: UInt16 = 65535
@@ -163,6 +171,15 @@ public struct Scenario: Codable, Sendable, Equatable {
 
         /// Whether the fault's window holds `time`.
         func covers(_ time: Double) -> Bool { time >= at && time < at + self.for }
+
+        /// The kinds that change beats, each `every`-th beat of a window that is open-ended when `for` is 0.
+        static let beatKinds: Set<Kind> = [.ectopic, .missedBeat]
+
+        /// Whether a beat fault's window holds a beat at `time`.
+        func holdsBeat(at time: Double) -> Bool { time >= at && (self.for <= 0 || time < at + self.for) }
+
+        /// How much earlier than its time an ectopic beat comes, as a fraction of its interval.
+        public static let ectopicPrematurity = 0.3
 
         /// The rate a storm or flap plays at.
         var effectiveRate: Double { rate ?? (kind == .flap ? 20 : 1000) }
@@ -303,8 +320,8 @@ extension Scenario.FaultSpec {
                 DecodingError.Context(
                     codingPath: decoder.codingPath,
                     debugDescription:
-                        "a fault needs a kind: disconnect, drop, malformed, contact-loss, impossible-heart-rate, "
-                        + "energy-jump, storm or flap"
+                        "a fault needs a kind: disconnect, drop, malformed, contact-loss, ectopic, missed-beat, "
+                        + "impossible-heart-rate, energy-jump, storm or flap"
                 )
             )
         }
@@ -380,6 +397,14 @@ extension Scenario {
             }
             for fault in sensor.faults where fault.kind == .malformed && fault.every < 1 {
                 throw Invalid(description: "\(name): a malformed fault needs every ≥ 1")
+            }
+            // Every beat premature (or missed) would be a heart at another rate (or no RR at all), not an artifact.
+            for (position, fault) in sensor.faults.enumerated()
+            where FaultSpec.beatKinds.contains(fault.kind) && fault.every < 2 {
+                throw Invalid(
+                    description:
+                        "\(name).faults[\(position)]: a fault of kind \(fault.kind.rawValue) needs every ≥ 2 (beats)"
+                )
             }
             try validateHostile(sensor, name)
         }

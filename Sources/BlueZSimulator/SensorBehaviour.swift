@@ -28,6 +28,8 @@ struct SensorBehaviour: Sendable {
     let attMTU: Int
     /// Notifications sent so far in each energy-jump window, by the fault's place in ``faults``.
     private var jumpCounts: [Int: Int] = [:]
+    /// The ectopic and missed-beat faults' state.
+    private var beatFaults = BeatFaults()
 
     init(spec: Scenario.SensorSpec, seed: UInt64) {
         model = spec.model
@@ -125,7 +127,12 @@ struct SensorBehaviour: Sendable {
             let base = 60 / beatBPM
             let wave = 1 + 0.03 * sin(2 * .pi * nextBeat / 4.5)
             let interval = max(0.25, base * wave + random.gaussian(deviation: 0.012 * base))
-            if !contactLost { pendingRR.append(UInt16(min(65535, (interval * 1024).rounded()))) }
+            let reported = beatFaults.report(interval, at: nextBeat, faults: faults)
+            if contactLost {
+                beatFaults.forgetUnseen()
+            } else if let reported {
+                pendingRR.append(UInt16(min(65535, (reported * 1024).rounded())))
+            }
             nextBeat += interval
             recentIntervals = (recentIntervals + [interval]).suffix(4)
         }

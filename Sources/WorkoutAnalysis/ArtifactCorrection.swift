@@ -19,7 +19,7 @@ public enum ArtifactCorrection {
         case longShort
     }
 
-    /// One beat changed.
+    /// One correction: a beat moved, put back or removed.
     public struct Correction: Sendable, Equatable {
         public var kind: Kind
         /// Where the beat is now (moved or put back), or where it was (removed), in samples.
@@ -30,13 +30,19 @@ public enum ArtifactCorrection {
     public struct Result: Sendable, Equatable {
         /// The beats after correction, ascending.
         public var peaks: [Int]
-        /// Every beat changed, over all passes, in the order they were made.
+        /// Every correction made, pass by pass, in order: a beat moved in several passes is here each time.
         ///
         /// NeuroKit flags artifacts it cannot correct (a missed beat among the first two, a misplaced one among the
-        /// first two or at the end, where it lacks a neighbour) and leaves them as they are; those are not here. A
-        /// beat changed in two passes is here twice. The count is what "corrected beats" means in
-        /// ``HeartRateVariability``.
+        /// first two or at the end, where it lacks a neighbour) and leaves them as they are; those are not here.
         public var corrections: [Correction]
+        /// The corrected beats, in samples, ascending: each beat of ``peaks`` that is not a beat of the input (put
+        /// back, or moved: once, however many passes moved it), and where each beat removed as extra was.
+        ///
+        /// This, not ``corrections``, is what "corrected beats" means in ``HeartRateVariability``: passes after the
+        /// first often move again beats already moved (NeuroKit stops only when a pass finds no fewer artifacts
+        /// than the one before), so the corrections of a recording with a few dozen artifacts can add up to
+        /// hundreds while a hundred beats are changed.
+        public var correctedBeats: [Int]
     }
 
     /// Corrects `peaks` (beat positions in samples, ascending, of one series without gaps) at `samplingRate`
@@ -53,7 +59,10 @@ public enum ArtifactCorrection {
             artifacts = next
             clean = apply(artifacts, to: clean, recording: &corrections)
         }
-        return Result(peaks: clean, corrections: corrections)
+        let input = Set(peaks)
+        let changed = clean.filter { !input.contains($0) }
+        let removed = corrections.filter { $0.kind == .extra }.map(\.sample)
+        return Result(peaks: clean, corrections: corrections, correctedBeats: (changed + removed).sorted())
     }
 
     /// One pass of corrections: extra beats out, missed beats in, misplaced beats moved, each list's positions

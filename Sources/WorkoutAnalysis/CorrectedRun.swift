@@ -1,7 +1,7 @@
 import Foundation
 
 /// One run of beats without a gap after artifact correction: its normal-to-normal (NN) intervals, each with the
-/// date of the beat it ends at, and the corrections made.
+/// date of the beat it ends at, and the beats corrected.
 struct CorrectedRun {
     /// Ticks of the sensors' clock a second: RR intervals are counted in 1/1024 s.
     static let ticksPerSecond = 1024
@@ -10,7 +10,8 @@ struct CorrectedRun {
     let origin: Date
     /// The beats after correction, in ticks since ``origin``.
     let peaks: [Int]
-    let corrections: [ArtifactCorrection.Correction]
+    /// The corrected beats (``ArtifactCorrection/Result/correctedBeats``), in ticks since ``origin``.
+    let correctedBeats: [Int]
 
     /// Corrects a run of beats whose positions are the running sums of their intervals, as NeuroKit is given them.
     init(_ beats: [ActivityRecording.Beat]) {
@@ -22,7 +23,7 @@ struct CorrectedRun {
         origin = (beats.first?.date ?? Date(timeIntervalSince1970: 0)) - (beats.first?.seconds ?? 0)
         let result = ArtifactCorrection.correct(peaks: peaks, samplingRate: Self.ticksPerSecond)
         self.peaks = result.peaks
-        corrections = result.corrections
+        correctedBeats = result.correctedBeats
     }
 
     /// The number of NN intervals.

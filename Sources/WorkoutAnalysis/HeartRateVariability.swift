@@ -32,8 +32,11 @@ public struct HeartRateVariability: Sendable, Equatable {
     public var pnn50: Double
     /// The NN intervals analysed (after correction).
     public var beatCount: Int
-    /// Beats corrected: extra beats removed, missed beats put back, ectopic and too long or too short beats moved
-    /// (``ArtifactCorrection/Result/corrections``), counted where the beat is after correction (or was, if removed).
+    /// Beats corrected: beats analysed that are not as recorded (missed beats put back; ectopic and too long or too
+    /// short beats moved, each once however many passes moved it) and extra beats removed
+    /// (``ArtifactCorrection/Result/correctedBeats``), counted where the beat is after correction (or was, if
+    /// removed). Moving a beat can make its neighbour look misplaced, so there are often more corrected beats than
+    /// artifacts in the recording (about 2.5 a premature beat or missed one in the simulator's straps).
     public var correctedBeats: Int
 
     public init(
@@ -73,8 +76,8 @@ public struct HeartRateVariability: Sendable, Equatable {
     /// Windows are of clock time, pauses included (a window with a pause has fewer beats). The runs are corrected
     /// whole, so a run crossing a window's edge is corrected with the beats on both sides of it; each NN interval
     /// then belongs to the window its ending beat is dated in, and a successive difference to a window only when
-    /// both its intervals do (the one across the edge counts in neither). A correction counts in the window of the
-    /// beat it made or moved (or removed).
+    /// both its intervals do (the one across the edge counts in neither). A corrected beat counts in the window it
+    /// is in after correction (or was in, if removed).
     public static func windows(_ recording: ActivityRecording, length: TimeInterval = 300) -> [HeartRateVariability] {
         guard length > 0, length.isFinite, recording.end > recording.start else { return [] }
         let count = Int((recording.end.timeIntervalSince(recording.start) / length).rounded(.up))
@@ -111,7 +114,7 @@ public struct HeartRateVariability: Sendable, Equatable {
                 }
                 previous = (place, milliseconds)
             }
-            for correction in run.corrections { sums[window(of: run.date(ofSample: correction.sample))].corrected += 1 }
+            for sample in run.correctedBeats { sums[window(of: run.date(ofSample: sample))].corrected += 1 }
         }
         return zip(windows, sums).map { window, sum in sum.result(window) }
     }

@@ -27,14 +27,17 @@ import Testing
                           "profile": {"kind": "intervals", "low": 100, "high": 160, "work": 30, "rest": 30},
                           "faults": [{"kind": "disconnect", "at": 10, "for": 5},
                                      {"kind": "malformed", "at": 0, "every": 7},
-                                     {"kind": "contact-loss", "at": 3, "for": 2}]}]}
+                                     {"kind": "contact-loss", "at": 3, "for": 2},
+                                     {"kind": "ectopic", "at": 60, "every": 40},
+                                     {"kind": "missed-beat", "at": 90, "for": 60, "every": 25}]}]}
             """
         )
         #expect(full.seed == 7)
         #expect(full.restarts == [Scenario.Window(at: 20, for: 2)])
         #expect(full.sensors[0].count == 3)
         #expect(full.sensors[0].profile.kind == .intervals)
-        #expect(full.sensors[0].faults.map(\.kind) == [.disconnect, .malformed, .contactLoss])
+        #expect(full.sensors[0].faults.map(\.kind) == [.disconnect, .malformed, .contactLoss, .ectopic, .missedBeat])
+        #expect(full.sensors[0].faults[4].every == 25 && full.sensors[0].faults[4].for == 60)
     }
 
     @Test func unknownKeysAndBadValuesAreRefusedWithTheirPlace() throws {
@@ -53,6 +56,11 @@ import Testing
 
         let named = #expect(throws: Scenario.Invalid.self) { try load(#"{"sensors": [{"count": 2, "name": "x"}]}"#) }
         #expect(named?.description.contains("only make sense with count 1") == true)
+
+        let everyBeat = #expect(throws: Scenario.Invalid.self) {
+            try load(#"{"sensors": [{"faults": [{"kind": "ectopic", "at": 1}]}]}"#)
+        }
+        #expect(everyBeat?.description == "sensors[0].faults[0]: a fault of kind ectopic needs every ≥ 2 (beats)")
 
         let missing = #expect(throws: Scenario.Invalid.self) { try Scenario.load(path: "/nonexistent/s.json") }
         #expect(missing?.description == "cannot read scenario file /nonexistent/s.json")

@@ -15,6 +15,7 @@ import Testing
         // Beat 31 ends the long interval: a beat goes back between beats 30 and 31.
         let added = peaks[30] + (peaks[31] - peaks[30]) / 2
         #expect(result.corrections == [.init(kind: .missed, sample: added)])
+        #expect(result.correctedBeats == [added])
         #expect(result.peaks == Array(peaks[...30]) + [added] + Array(peaks[31...]))
     }
 
@@ -37,6 +38,7 @@ import Testing
             ]
         )
         #expect(result.peaks == Array(peaks[...30]) + [premature, compensatory] + Array(peaks[33...]))
+        #expect(result.correctedBeats == [premature, compensatory])
     }
 
     /// An extra beat splitting an interval 2 : 3 is removed, and the beat after it, now short of its neighbour on
@@ -50,20 +52,23 @@ import Testing
         let moved = peaks[30] + (peaks[33] - peaks[30]) / 2
         #expect(result.corrections == [.init(kind: .extra, sample: peaks[31]), .init(kind: .longShort, sample: moved)])
         #expect(result.peaks == Array(peaks[...30]) + [moved] + Array(peaks[33...]))
+        // Two corrected beats: the one removed, and the one moved.
+        #expect(result.correctedBeats == [peaks[31], moved])
     }
 
     @Test func aPerfectlyRegularSeriesHasNoThresholdAndNoArtifacts() {
         // Every difference 0: the quartiles, and so the thresholds, are 0, and NeuroKit then judges nothing.
         let peaks = RRSeries.peaks([UInt16](repeating: 1024, count: 40) + [2048] + [UInt16](repeating: 1024, count: 40))
-        #expect(ArtifactCorrection.correct(peaks: peaks) == .init(peaks: peaks, corrections: []))
+        #expect(ArtifactCorrection.correct(peaks: peaks) == .init(peaks: peaks, corrections: [], correctedBeats: []))
         #expect(ArtifactCorrection.correct(peaks: []).peaks.isEmpty)
         #expect(ArtifactCorrection.correct(peaks: [0]).peaks == [0])
         #expect(ArtifactCorrection.correct(peaks: [0, 1024]).peaks == [0, 1024])
     }
 
     /// Runs of every size from a single interval to 1500, at rates from 46 to 180 bpm, with no artifacts or with
-    /// one to three kinds of them, sparse or dense: corrected to exactly NeuroKit's positions, with as many beats
-    /// changed. (During development the same held for 800 such runs, 36 819 beats changed.)
+    /// one to three kinds of them, sparse or dense: corrected to exactly NeuroKit's positions, with as many
+    /// corrections and corrected beats. (During development the same held for 800 such runs: 27 393 corrections,
+    /// 20 793 corrected beats.)
     @Test func runsOfEverySizeAreCorrectedExactlyAsNeuroKitCorrectsThem() async throws {
         var random = RRSeries.Random(state: 99)
         var runs: [[UInt16]] = []
@@ -86,10 +91,11 @@ import Testing
         for (index, (ticks, theirs)) in zip(runs, reference.runs).enumerated() {
             let ours = ArtifactCorrection.correct(peaks: RRSeries.peaks(ticks))
             #expect(ours.peaks == theirs.peaks, "run \(index) of \(ticks.count) intervals")
-            #expect(ours.corrections.count == theirs.corrected, "run \(index) of \(ticks.count) intervals")
-            changed += ours.corrections.count
+            #expect(ours.corrections.count == theirs.changes, "run \(index) of \(ticks.count) intervals")
+            #expect(ours.correctedBeats.count == theirs.corrected, "run \(index) of \(ticks.count) intervals")
+            changed += ours.correctedBeats.count
         }
-        #expect(changed > 1000, "the runs exercise the correction")
+        #expect(changed > 500, "the runs exercise the correction")
     }
 
     @Test func reflectionIsNumpys() {

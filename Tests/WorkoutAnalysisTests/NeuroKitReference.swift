@@ -4,11 +4,14 @@ import Testing
 import WorkoutAnalysis
 
 /// What NeuroKit2 (PyPI `neurokit2` 0.2.13, in the venv scripts/python-tools.sh makes) makes of the same runs of
-/// beats: its corrected beat positions and the beats it changed, per run, and its time-domain HRV of all runs and
+/// beats: its corrected beat positions, the corrections it made and the beats it corrected, per run, and its time-domain HRV of all runs and
 /// per window (Python/neurokit_hrv.py).
 struct NeuroKitReference: Decodable {
     struct Run: Decodable {
         var peaks: [Int]
+        /// Corrections made pass by pass (``ArtifactCorrection/Result/corrections``).
+        var changes: Int
+        /// Corrected beats (``ArtifactCorrection/Result/correctedBeats``).
         var corrected: Int
     }
 

@@ -11,10 +11,13 @@ INPUT: {"runs": [{"origin": s, "ticks": [RR in 1/1024 s, ...]}, ...], "window": 
   With "window" (seconds) and "windows" (a count), the same for each window: the intervals whose end is in
   [k * window, (k + 1) * window), the last window also taking what ends later.
 
-OUTPUT: {"runs": [{"peaks": [...], "corrected": n, "kinds": {...}}], "all": HRV, "windows": [HRV or null]}
-  HRV: {"MeanNN", "SDNN", "RMSSD", "pNN50", "count"} in ms and percent. "corrected" counts the beats NeuroKit's
-  correction functions actually changed, over every pass: extra beats deleted, missed beats inserted, misaligned
-  beats moved (those at positions it skips are not counted).
+OUTPUT: {"runs": [{"peaks": [...], "changes": n, "kinds": {...}, "corrected": n}], "all": HRV,
+         "windows": [HRV or null]}
+  HRV: {"MeanNN", "SDNN", "RMSSD", "pNN50", "count"} in ms and percent.
+  "changes" counts what NeuroKit's correction functions change, pass by pass (a beat moved in two passes twice):
+  extra beats deleted, missed beats inserted, misaligned beats moved (not those at positions it skips); "kinds"
+  splits it. "corrected" counts the corrected beats: the corrected beats not among the beats given, and the beats
+  deleted as extra.
 """
 
 import importlib
@@ -86,7 +89,11 @@ def main():
             changes[key] = 0
         info, clean = nk.signal_fixpeaks(peaks, sampling_rate=RATE, iterative=True, method="Kubios")
         clean = np.asarray(clean, dtype=np.int64)
-        runs.append({"peaks": clean.tolist(), "corrected": sum(changes.values()), "kinds": dict(changes)})
+        given = set(peaks.tolist())
+        corrected = sum(1 for peak in clean.tolist() if peak not in given) + changes["extra"]
+        runs.append(
+            {"peaks": clean.tolist(), "changes": sum(changes.values()), "kinds": dict(changes), "corrected": corrected}
+        )
         rri.extend((np.diff(clean) / RATE * 1000).tolist())
         times.extend((run["origin"] + clean[1:] / RATE).tolist())
     output = {"runs": runs, "all": hrv(rri, times), "windows": []}
