@@ -16,7 +16,10 @@ import WorkoutKit
         let folder: URL
         var daemon: DaemonProcess
 
-        init(configuration: String) async throws {
+        init(
+            configuration: String,
+            simulator arguments: [String] = ["--model", "polar-h10", "--profile", "intervals"]
+        ) async throws {
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("systole-export-\(UUID())")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             try configuration.write(
@@ -25,8 +28,13 @@ import WorkoutKit
                 encoding: .utf8
             )
             bus = try await PrivateBus.start()
-            // A Polar H10: RR intervals, no energy field, so the energy is estimated from heart rate.
-            simulator = try await SimulatorProcess.start(bus: bus, ["--model", "polar-h10", "--profile", "intervals"])
+            // By default a Polar H10: RR intervals, no energy field, so the energy is estimated from heart rate.
+            let scenario = folder.appendingPathComponent("scenario.json").path
+            try ExportEndToEndTests.ectopicScenario.write(toFile: scenario, atomically: true, encoding: .utf8)
+            simulator = try await SimulatorProcess.start(
+                bus: bus,
+                arguments.map { $0 == "$SCENARIO" ? scenario : $0 }
+            )
             daemon = try await DaemonProcess.start(bus: bus, folder: folder)
         }
 
@@ -49,6 +57,13 @@ import WorkoutKit
             try? FileManager.default.removeItem(at: folder)
         }
     }
+
+    /// A strap at a steady 150 bpm whose every 20th beat is premature and every 29th is missed.
+    static let ectopicScenario = """
+        {"sensors": [{"model": "polar-h10", "profile": {"kind": "steady", "bpm": 150},
+                      "faults": [{"kind": "ectopic", "at": 0, "every": 20},
+                                 {"kind": "missed-beat", "at": 0, "every": 29}]}]}
+        """
 
     static let profile = """
         [profile]
@@ -150,6 +165,35 @@ import WorkoutKit
         let calories = (decoded["garmin_session"] as? [String: Any])?["total_calories"] as? Int
         #expect((calories ?? 0) > 0)
         #expect(bytes.count > 0)
+    }
+
+    /// The simulator's ectopic and missed beats go through systoled into the store; the HRV systoled reports has
+    /// corrected them, while the RR export keeps the intervals as recorded.
+    @Test func ectopicAndMissedBeatsAreCorrectedInTheWorkoutsHRV() async throws {
+        let s = try await Setup(configuration: Self.profile, simulator: ["--scenario", "$SCENARIO"])
+        defer { s.stop() }
+        try #require(try await s.systole(["start"]).status == 0)
+        try await Task.sleep(for: .seconds(30))
+        try #require(try await s.systole(["end"]).status == 0)
+        let list = try await s.systole(["workouts", "--json"]).standardOutput
+        let id = try #require(
+            (try JSONSerialization.jsonObject(with: Data(list.utf8)) as? [[String: Any]])?.first?["id"] as? String
+        )
+        let shown = try await s.json("workouts", "show", String(id.prefix(8)))
+        let hrv = try #require(shown["hrv"] as? [String: Any], "no HRV in \(shown.keys.sorted())")
+        let beats = hrv["beats"] as? Int ?? 0
+        let corrected = hrv["corrected"] as? Int ?? 0
+        #expect(beats >= 30, "\(hrv)")
+        // About one beat in twenty is premature and one in 29 missed: several corrected, each with a neighbour or two.
+        #expect(corrected >= beats / 20, "\(hrv)")
+        // At a steady 150 bpm (400 ms) with the missed beats put back, the mean is near 400 ms (each one left in
+        // adds an 800 ms interval), and successive differences are small (an uncorrected premature beat makes two
+        // of about 120 ms).
+        #expect(abs((hrv["meanNN"] as? Double ?? 0) - 400) < 15, "\(hrv)")
+        #expect((hrv["rmssd"] as? Double ?? .infinity) < 60, "\(hrv)")
+        let text = try await s.systole(["workouts", "show", String(id.prefix(8))]).standardOutput
+        #expect(text.contains("HRV: mean NN"))
+        #expect(text.contains("corrected"))
     }
 
     @Test func deletingAsksFirstAndTheDeletionIsVisibleToAnchoredQueries() async throws {
