@@ -146,8 +146,8 @@ let package = Package(
         .testTarget(
             name: "WorkoutExportTests",
             dependencies: ["WorkoutExport", "WorkoutAnalysis", "WorkoutKit", "SystoleTestSupport"],
-            // The decoders' script runs from the source tree (it needs the venv's Python, not a bundle).
-            exclude: ["decode_fit.py"]
+            // The checkers' scripts run from the source tree (they need the venv's Python, not a bundle).
+            exclude: ["decode_fit.py", "check_tcx.py", "check_csv.py", "check_rr.py"]
         ),
         .testTarget(
             name: "WorkoutAnalysisTests",

@@ -137,19 +137,12 @@ public enum FITActivityFile {
             guard let heartRate = recording.heartRate(in: interval) else { return (0xFF, 0xFF) }
             return (bpm(heartRate.average), bpm(heartRate.maximum))
         }
-        func calories(_ interval: DateInterval) -> UInt64 {
-            guard let energy = recording.energy else { return 0xFFFF }
-            // A lap's share of the workout's energy: measured energy where sensors reported it, else by its
-            // share of the timer time.
-            let share: Double
-            if !energy.isEstimated, !recording.energyReadings.isEmpty {
-                let inside = recording.energyReadings.filter { interval.contains($0.date) }.map(\.kilojoules)
-                share = inside.reduce(0, +) / max(1e-9, energy.kilojoules)
-            } else {
-                share = recording.timerTime(of: interval) / max(1e-9, recording.timerTime(of: whole))
-            }
-            return UInt64(max(0, min(65_534, (energy.kilocalories * min(1, share)).rounded())))
+        // Each lap's share of the energy, worked out as the TCX file does (LapEnergy.swift).
+        func calories(_ kilocalories: Double?) -> UInt64 {
+            guard let kilocalories else { return 0xFFFF }
+            return UInt64(max(0, min(65_534, kilocalories.rounded())))
         }
+        let lapCalories = recording.kilocalories(ofLaps: laps)
         for (index, lap) in laps.enumerated() {
             let (average, maximum) = statistics(lap)
             writer.message(
@@ -160,7 +153,7 @@ public enum FITActivityFile {
                     (Field(number: 2, type: .uint32), [time(lap.start)]),
                     (Field(number: 7, type: .uint32), [milliseconds(lap.duration)]),
                     (Field(number: 8, type: .uint32), [milliseconds(recording.timerTime(of: lap))]),
-                    (Field(number: 11, type: .uint16), [laps.count == 1 ? calories(whole) : calories(lap)]),
+                    (Field(number: 11, type: .uint16), [calories(lapCalories[index])]),
                     (Field(number: 15, type: .uint8), [average]), (Field(number: 16, type: .uint8), [maximum]),
                     (Field(number: 25, type: .enumeration), [sport]),
                 ]
@@ -176,7 +169,8 @@ public enum FITActivityFile {
                 (Field(number: 5, type: .enumeration), [sport]), (Field(number: 6, type: .enumeration), [subSport]),
                 (Field(number: 7, type: .uint32), [milliseconds(whole.duration)]),
                 (Field(number: 8, type: .uint32), [milliseconds(recording.timerTime(of: whole))]),
-                (Field(number: 11, type: .uint16), [calories(whole)]), (Field(number: 16, type: .uint8), [average]),
+                (Field(number: 11, type: .uint16), [calories(recording.kilocalories(in: whole))]),
+                (Field(number: 16, type: .uint8), [average]),
                 (Field(number: 17, type: .uint8), [maximum]), (Field(number: 25, type: .uint16), [0]),
                 (Field(number: 26, type: .uint16), [UInt64(laps.count)]),
             ]

@@ -1,0 +1,106 @@
+import Foundation
+import WorkoutAnalysis
+
+/// The CSV file of a recording: a header and one row per heart-rate reading, as RFC 4180 has it (comma-separated,
+/// CRLF after every row, a field in double quotes with its quotes doubled when it holds a comma, a quote, a CR or
+/// an LF), UTF-8 without a byte order mark.
+///
+/// The columns (``header``):
+/// - `time`: the reading's time, ISO 8601 in UTC to the millisecond (``UTCTime``).
+/// - `elapsed_s`: seconds since the start with pauses excluded, three decimals (stands still while paused).
+/// - `bpm`: the heart rate as stored, without trailing zeros (`120`, `130.5`).
+/// - `contact`: always `yes`. systole stores a reading only when the sensor reported skin contact or cannot detect
+///   it; without contact a strap has no heart rate, and nothing is stored. The column is there so a file from
+///   systole reads like those of tools that also log readings without contact.
+/// - `rr_ms`: the RR intervals of the beats that arrived with this reading, in milliseconds with one decimal,
+///   separated by spaces. One decimal keeps the strap's 1/1024 s exactly (ticks = ms × 1.024, rounded); whole
+///   milliseconds would not. A beat belongs to the first reading at or after it (beats after the last reading to
+///   the last one). Where beats were lost before an interval, the word `gap` comes before it, so nobody takes the
+///   two intervals around it for successive beats.
+/// - `energy_kj`: the energy a sensor measured over the interval ending at this reading, in kilojoules without
+///   trailing zeros; empty when none was measured within 0.5 s of it. Two measurements nearest the same reading
+///   are added up. Estimated energy is not per reading and is not in the file.
+/// - `lap`: the number of the lap the reading is in, from 1 (``RecordingLayout``); empty outside every lap.
+/// - `marker`: the texts of the markers set after the previous reading and up to this one (those before the first
+///   reading with the first, those after the last with the last), joined by `; `. Marker texts are users' text:
+///   control characters other than tab and line breaks become U+FFFD, and a field that starts like a spreadsheet
+///   formula (`=`, `+`, `-`, `@`, tab, CR) gets a leading `'` (OWASP's advice against CSV injection; spreadsheets
+///   show the text, other readers see the `'`).
+///
+/// Readings taken while paused are rows like any other (their `elapsed_s` stands still); a recording without
+/// readings is the header alone, so its beats and markers are only in the other exports.
+public enum CSVActivityFile {
+    /// The header row's column names.
+    public static let header = ["time", "elapsed_s", "bpm", "contact", "rr_ms", "energy_kj", "lap", "marker"]
+
+    /// How far from a reading an energy measurement may be and still be written in its row.
+    static let energyTolerance: TimeInterval = 0.5
+
+    /// The file's bytes: UTF-8.
+    public static func encode(_ recording: ActivityRecording) -> [UInt8] {
+        Array(text(recording).utf8)
+    }
+
+    /// The file as text.
+    static func text(_ recording: ActivityRecording) -> String {
+        let readings = recording.readings.sorted { $0.date < $1.date }
+        let layout = RecordingLayout(recording)
+        let dates = readings.map(\.date)
+        var time = UTCTime()
+
+        var intervals: [[String]] = Array(repeating: [], count: readings.count)
+        for beat in recording.beats {
+            guard let row = row(atOrAfter: beat.date, in: dates) else { break }
+            if beat.precededByGap { intervals[row].append("gap") }
+            intervals[row].append(DecimalText.fixed(beat.milliseconds, decimals: 1) ?? "")
+        }
+        var energy: [Double?] = Array(repeating: nil, count: readings.count)
+        for measured in recording.energyReadings {
+            guard let row = nearestRow(to: measured.date, in: dates),
+                abs(dates[row].timeIntervalSince(measured.date)) <= energyTolerance
+            else { continue }
+            energy[row] = (energy[row] ?? 0) + measured.kilojoules
+        }
+        var markers: [[String]] = Array(repeating: [], count: readings.count)
+        for marker in recording.markers.sorted(by: { $0.date < $1.date }) {
+            guard let row = row(atOrAfter: marker.date, in: dates) else { break }
+            markers[row].append(marker.text)
+        }
+
+        var csv = header.joined(separator: ",") + "\r\n"
+        for (index, reading) in readings.enumerated() {
+            let fields = [
+                time.text(reading.date),
+                DecimalText.fixed(recording.elapsed(at: reading.date), decimals: 3) ?? "",
+                DecimalText.trimmed(reading.bpm, maxDecimals: 3) ?? "",
+                "yes",
+                intervals[index].joined(separator: " "),
+                energy[index].flatMap { DecimalText.trimmed($0, maxDecimals: 3) } ?? "",
+                layout.lap(at: reading.date).map { String($0 + 1) } ?? "",
+                markers[index].isEmpty ? "" : CSVField.neutralised(markers[index].joined(separator: "; ")),
+            ]
+            csv += fields.map(CSVField.quoted).joined(separator: ",") + "\r\n"
+        }
+        return csv
+    }
+
+    /// The row of the first reading at or after `date`, the last row after the last reading; nil without rows.
+    static func row(atOrAfter date: Date, in dates: [Date]) -> Int? {
+        guard !dates.isEmpty else { return nil }
+        var low = 0
+        var high = dates.count
+        while low < high {
+            let middle = (low + high) / 2
+            if dates[middle] < date { low = middle + 1 } else { high = middle }
+        }
+        return min(low, dates.count - 1)
+    }
+
+    /// The row of the reading nearest `date` (the earlier of two as near); nil without rows.
+    static func nearestRow(to date: Date, in dates: [Date]) -> Int? {
+        guard let after = row(atOrAfter: date, in: dates) else { return nil }
+        guard after > 0 else { return after }
+        let before = after - 1
+        return abs(dates[before].timeIntervalSince(date)) <= abs(dates[after].timeIntervalSince(date)) ? before : after
+    }
+}

@@ -1,0 +1,33 @@
+import WorkoutAnalysis
+
+/// The RR intervals of a recording as a text file of one column: each beat's interval in whole milliseconds, one a
+/// line, LF after each, no header. This is what Kubios HRV reads as RR data (its import is told the column and
+/// the number of header lines, here none) and what Elite HRV exports and imports.
+///
+/// Gaps: where beats were lost (``ActivityRecording/beatRuns``), one empty line separates the runs, so the file
+/// never claims two intervals were successive when they were not, and no interval is made up. Whether a program
+/// bridges the gap is up to it: numpy's `loadtxt`, pandas and R's `read.table` skip empty lines and so join the
+/// runs as if they were one (one spurious successive difference, and the time after the gap shifted earlier by
+/// what was lost); what Kubios does with an empty line is not documented where we could find it. Writing the lost
+/// time as an interval of its own would keep the time axis but invent a value that, for a short gap, looks like a
+/// real beat; writing a word would make most readers stop. For analyses that must not bridge a gap,
+/// ``encodeEachRun(_:)`` gives one file per run.
+///
+/// Whole milliseconds, as these programs expect: the strap's resolution is 1/1024 s, so rounding moves an interval
+/// by at most half a millisecond.
+public enum RRIntervalFile {
+    /// The file's bytes: ASCII.
+    public static func encode(_ recording: ActivityRecording) -> [UInt8] {
+        Array(recording.beatRuns.map(lines).joined(separator: "\n").utf8)
+    }
+
+    /// One file per run of beats without a gap, in order, each as ``encode(_:)`` writes a run.
+    public static func encodeEachRun(_ recording: ActivityRecording) -> [[UInt8]] {
+        recording.beatRuns.map { Array(lines($0).utf8) }
+    }
+
+    /// A run's intervals, each on a line of its own.
+    static func lines(_ run: [ActivityRecording.Beat]) -> String {
+        run.map { "\(Int($0.milliseconds.rounded()))\n" }.joined()
+    }
+}
