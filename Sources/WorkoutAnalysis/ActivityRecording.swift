@@ -164,18 +164,31 @@ public struct ActivityRecording: Sendable, Equatable {
         return max(0, interval.duration - paused)
     }
 
-    /// Seconds from the start to `date`, pauses excluded.
+    /// Seconds from the start to `date` (at most the end), pauses excluded.
     public func elapsed(at date: Date) -> TimeInterval {
-        guard date > start else { return 0 }
-        return timerTime(of: DateInterval(start: start, end: date))
+        let until = min(date, max(start, end))
+        guard until > start else { return 0 }
+        return timerTime(of: DateInterval(start: start, end: until))
     }
 
-    /// Average and maximum heart rate of the readings inside `interval`.
+    /// Whether `date` falls in a pause (its start included, its end not: the resume counts again).
+    public func isPaused(at date: Date) -> Bool {
+        pauses.contains { date >= $0.start && date < $0.end }
+    }
+
+    /// Average and maximum heart rate of the readings from the interval's start up to its end (the end itself only
+    /// when it is the workout's: a reading on the line between two laps is the later lap's), pauses excluded, as
+    /// the workout's own statistics leave them out.
     public func heartRate(in interval: DateInterval) -> (average: Double, maximum: Double)? {
         var sum = 0.0
         var count = 0
         var maximum = -Double.infinity
-        for reading in readings where interval.contains(reading.date) {
+        let includesEnd = interval.end >= end
+        for reading in readings
+        where reading.date >= interval.start
+            && (reading.date < interval.end || includesEnd && reading.date == interval.end)
+            && reading.bpm.isFinite && !isPaused(at: reading.date)
+        {
             sum += reading.bpm
             count += 1
             maximum = max(maximum, reading.bpm)

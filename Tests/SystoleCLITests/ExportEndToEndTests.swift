@@ -132,6 +132,12 @@ import WorkoutKit
         let again = try await s.systole(["export", String(id.prefix(6)), "--format", "fit", "-o", "-"])
         #expect(Data(again.standardOutput.utf8).count > 0)
 
+        for (format, name) in [("tcx", "out.tcx"), ("csv", "out.csv"), ("rr", "out.txt")] {
+            let path = s.folder.appendingPathComponent(name).path
+            let result = try await s.systole(["export", String(id.prefix(8)), "--format", format, "-o", path])
+            #expect(result.status == 0, "\(format): \(result.standardError)")
+        }
+
         // What the store holds, read after systoled stopped.
         s.daemon.signal(SIGTERM)
         _ = try await s.daemon.waitForExit()
@@ -165,6 +171,44 @@ import WorkoutKit
         let calories = (decoded["garmin_session"] as? [String: Any])?["total_calories"] as? Int
         #expect((calories ?? 0) > 0)
         #expect(bytes.count > 0)
+
+        // TCX valid against Garmin's schema, with the same heart rates (those of the pause left out) and the marker
+        // in a lap's notes; CSV a row per stored reading; RR the stored intervals.
+        let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../WorkoutExportTests").standardized
+        let tcx =
+            try #require(
+                try JSONSerialization.jsonObject(
+                    with: Data(
+                        try await PythonTools.run(
+                            scripts.appendingPathComponent("check_tcx.py").path,
+                            [try await PythonTools.tcxSchema(), s.folder.appendingPathComponent("out.tcx").path]
+                        ).utf8
+                    )
+                ) as? [[String: Any]]
+            ).first ?? [:]
+        #expect((tcx["errors"] as? [Any])?.isEmpty == true, "\(tcx["errors"] ?? "")")
+        let tcxLaps = tcx["laps"] as? [[String: Any]] ?? []
+        #expect(tcxLaps.count == 3)
+        let trackpoints = tcxLaps.flatMap { ($0["tracks"] as? [[[Any]]] ?? []).flatMap { $0 } }
+        #expect(trackpoints.count <= readings.count && trackpoints.count >= readings.count - 3)
+        #expect(tcxLaps.contains { ($0["notes"] as? String)?.contains("gel, \"salt\" & water") == true })
+        let csv = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(
+                    try await PythonTools.run(
+                        scripts.appendingPathComponent("check_csv.py").path,
+                        [s.folder.appendingPathComponent("out.csv").path]
+                    ).utf8
+                )
+            ) as? [String: Any]
+        )
+        #expect(csv["rewritten_equal"] as? Bool == true)
+        let rows = csv["rows"] as? [[String]] ?? []
+        #expect(rows.map { Int(Double($0[2]) ?? -1) } == readings)
+        let rr = try String(contentsOf: s.folder.appendingPathComponent("out.txt"), encoding: .ascii)
+        let intervals = rr.split(separator: "\n").compactMap { Int($0) }
+        #expect(intervals == beats.map { Int(($0 * 1000).rounded()) })
     }
 
     /// The simulator's ectopic and missed beats go through systoled into the store; the HRV systoled reports has

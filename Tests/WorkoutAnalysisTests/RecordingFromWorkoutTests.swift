@@ -107,3 +107,27 @@ struct RecordingFromWorkoutTests {
         #expect(measured.energy == .init(kilojoules: 42, isEstimated: false))
     }
 }
+
+/// A lap's heart rate: a reading on the line between two laps is the later lap's, readings while paused count in
+/// neither (as the workout's statistics leave them out), and elapsed time stops at the end.
+struct LapHeartRateTests {
+    @Test func theLineBetweenLapsAndPauses() throws {
+        let start = Date(timeIntervalSince1970: 1_795_000_000)
+        let recording = ActivityRecording(
+            activity: .running,
+            start: start,
+            end: start + 10,
+            pauses: [DateInterval(start: start + 2, end: start + 4)],
+            readings: (0...10).map { .init(date: start + Double($0), bpm: 100 + Double($0)) }
+        )
+        let first = try #require(recording.heartRate(in: DateInterval(start: start, end: start + 5)))
+        // 100, 101 and 104 (102 and 103 were paused; 105 is on the line and the second lap's).
+        let expected: Double = 305.0 / 3
+        #expect(first.average == expected)
+        #expect(first.maximum == 104)
+        let second = try #require(recording.heartRate(in: DateInterval(start: start + 5, end: start + 10)))
+        #expect(second.maximum == 110)
+        #expect(second.average == 107.5)
+        #expect(recording.elapsed(at: start + 30) == 8)
+    }
+}

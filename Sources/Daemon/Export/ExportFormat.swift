@@ -36,9 +36,9 @@ enum ExportFormat: String, CaseIterable {
     func encode(_ recording: ActivityRecording) -> Content {
         switch self {
         case .fit: .bytes(FITActivityFile.encode(recording))
-        case .tcx: .text(TCXActivityFile.encode(recording))
-        case .csv: .text(CSVActivityFile.encode(recording))
-        case .rr: .text(RRIntervalFile.encode(recording))
+        case .tcx: .text(String(decoding: TCXActivityFile.encode(recording), as: UTF8.self))
+        case .csv: .text(String(decoding: CSVActivityFile.encode(recording), as: UTF8.self))
+        case .rr: .text(String(decoding: RRIntervalFile.encode(recording), as: UTF8.self))
         }
     }
 
