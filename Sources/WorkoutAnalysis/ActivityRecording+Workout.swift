@@ -7,6 +7,12 @@ extension ActivityRecording {
     /// Workout event metadata: a marker's text.
     public static let markerTextKey = "systole.marker"
 
+    /// Workout event metadata: the address of a sensor that lost skin contact over the event's interval.
+    public static let contactLostKey = "systole.contactLost"
+
+    /// Workout metadata: whether a sensor reports skin contact (its Heart Rate Measurement's contact bits).
+    public static func reportsContactKey(_ address: String) -> String { "systole.reportsContact.\(address)" }
+
     /// Workout metadata: a sensor's battery level in percent when the workout ended.
     public static func batteryKey(_ address: String) -> String { "systole.battery.\(address)" }
 
@@ -62,6 +68,13 @@ extension ActivityRecording {
         if let main {
             recording.readings = (readingsByDevice[main] ?? []).sorted { $0.date < $1.date }
             recording.beats = (beatsByDevice[main] ?? []).sorted { $0.date < $1.date }
+            if case .bool(let reports)? = workout.metadata[Self.reportsContactKey(main)] {
+                recording.reportsContact = reports
+            }
+            recording.contactLost = workout.events.compactMap { event in
+                guard case .string(main)? = event.metadata[Self.contactLostKey] else { return nil }
+                return DateInterval(start: event.startDate, end: max(event.startDate, event.endDate))
+            }.sorted { $0.start < $1.start }
         }
         recording.energyReadings.sort { $0.date < $1.date }
 

@@ -113,6 +113,11 @@ public struct ActivityRecording: Sendable, Equatable {
     /// The workout's active energy, measured or estimated, when known.
     public var energy: Energy?
     public var sensors: [Sensor]
+    /// Whether the sensor of the readings reports skin contact (nil: not known, a workout recorded before systole
+    /// kept it). When it does, every reading was taken with contact: a reading without contact has no heart rate.
+    public var reportsContact: Bool?
+    /// When the sensor of the readings said it lost skin contact, each until it had contact again (or the end).
+    public var contactLost: [DateInterval]
 
     public init(
         id: UUID = UUID(),
@@ -126,7 +131,9 @@ public struct ActivityRecording: Sendable, Equatable {
         beats: [Beat] = [],
         energyReadings: [EnergyReading] = [],
         energy: Energy? = nil,
-        sensors: [Sensor] = []
+        sensors: [Sensor] = [],
+        reportsContact: Bool? = nil,
+        contactLost: [DateInterval] = []
     ) {
         self.id = id
         self.activity = activity
@@ -140,6 +147,8 @@ public struct ActivityRecording: Sendable, Equatable {
         self.energyReadings = energyReadings
         self.energy = energy
         self.sensors = sensors
+        self.reportsContact = reportsContact
+        self.contactLost = contactLost
     }
 
     /// The laps an export writes: the recorded ones, or the whole workout as one.

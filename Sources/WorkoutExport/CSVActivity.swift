@@ -9,9 +9,11 @@ import WorkoutAnalysis
 /// - `time`: the reading's time, ISO 8601 in UTC to the millisecond (``UTCTime``).
 /// - `elapsed_s`: seconds since the start with pauses excluded, three decimals (stands still while paused).
 /// - `bpm`: the heart rate as stored, without trailing zeros (`120`, `130.5`).
-/// - `contact`: always `yes`. systole stores a reading only when the sensor reported skin contact or cannot detect
-///   it; without contact a strap has no heart rate, and nothing is stored. The column is there so a file from
-///   systole reads like those of tools that also log readings without contact.
+/// - `contact`: `yes` on a reading of a sensor that reports skin contact (systole stores a reading only with
+///   contact: without it a strap has no heart rate), `unsupported` on one from a sensor that cannot tell, empty when
+///   the workout did not keep which (recorded before systole kept it). Where the sensor said it lost contact, a row
+///   at that moment has `no`, an empty `bpm` and nothing else but time, elapsed time and lap: the readings are
+///   missing until contact is back, and the `no` row says why.
 /// - `rr_ms`: the RR intervals of the beats that arrived with this reading, in milliseconds with one decimal,
 ///   separated by spaces. One decimal keeps the strap's 1/1024 s exactly (ticks = ms × 1.024, rounded); whole
 ///   milliseconds would not. A beat belongs to the first reading at or after it (beats after the last reading to
@@ -67,13 +69,28 @@ public enum CSVActivityFile {
             markers[row].append(marker.text)
         }
 
+        let contact = recording.reportsContact.map { $0 ? "yes" : "unsupported" } ?? ""
+        // Rows of lost contact go in time order among the readings' (before a reading at the same moment).
+        var lost = recording.contactLost.map(\.start).sorted()[...]
+        func lostRow(_ date: Date) -> String {
+            let fields = [
+                time.text(date), DecimalText.fixed(recording.elapsed(at: date), decimals: 3) ?? "", "", "no", "", "",
+                layout.lap(at: date).map { String($0 + 1) } ?? "", "",
+            ]
+            return fields.map(CSVField.quoted).joined(separator: ",") + "\r\n"
+        }
+
         var csv = header.joined(separator: ",") + "\r\n"
         for (index, reading) in readings.enumerated() {
+            while let date = lost.first, date <= reading.date {
+                csv += lostRow(date)
+                lost = lost.dropFirst()
+            }
             let fields = [
                 time.text(reading.date),
                 DecimalText.fixed(recording.elapsed(at: reading.date), decimals: 3) ?? "",
                 DecimalText.trimmed(reading.bpm, maxDecimals: 3) ?? "",
-                "yes",
+                contact,
                 intervals[index].joined(separator: " "),
                 energy[index].flatMap { DecimalText.trimmed($0, maxDecimals: 3) } ?? "",
                 layout.lap(at: reading.date).map { String($0 + 1) } ?? "",
@@ -81,6 +98,7 @@ public enum CSVActivityFile {
             ]
             csv += fields.map(CSVField.quoted).joined(separator: ",") + "\r\n"
         }
+        for date in lost { csv += lostRow(date) }
         return csv
     }
 

@@ -18,7 +18,8 @@ import WorkoutKit
 
         init(
             configuration: String,
-            simulator arguments: [String] = ["--model", "polar-h10", "--profile", "intervals"]
+            simulator arguments: [String] = ["--model", "polar-h10", "--profile", "intervals"],
+            scenario text: String = ExportEndToEndTests.ectopicScenario
         ) async throws {
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("systole-export-\(UUID())")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -30,7 +31,7 @@ import WorkoutKit
             bus = try await PrivateBus.start()
             // By default a Polar H10: RR intervals, no energy field, so the energy is estimated from heart rate.
             let scenario = folder.appendingPathComponent("scenario.json").path
-            try ExportEndToEndTests.ectopicScenario.write(toFile: scenario, atomically: true, encoding: .utf8)
+            try text.write(toFile: scenario, atomically: true, encoding: .utf8)
             simulator = try await SimulatorProcess.start(
                 bus: bus,
                 arguments.map { $0 == "$SCENARIO" ? scenario : $0 }
@@ -238,6 +239,31 @@ import WorkoutKit
         let text = try await s.systole(["workouts", "show", String(id.prefix(8))]).standardOutput
         #expect(text.contains("HRV: mean NN"))
         #expect(text.contains("corrected"))
+    }
+
+    /// A strap that loses skin contact for 4 s: the CSV says so in a row of its own (the readings are missing
+    /// meanwhile), and its other rows say the strap reports contact.
+    @Test func aLostContactIsARowOfTheCSV() async throws {
+        let scenario = """
+            {"sensors": [{"model": "polar-h10", "faults": [{"kind": "contact-loss", "at": 6, "for": 4}]}]}
+            """
+        let s = try await Setup(configuration: "", simulator: ["--scenario", "$SCENARIO"], scenario: scenario)
+        defer { s.stop() }
+        try #require(try await s.systole(["start"]).status == 0)
+        try await Task.sleep(for: .seconds(10))
+        try #require(try await s.systole(["end"]).status == 0)
+        let csv = try await s.systole(["export", "--last", "--format", "csv", "-o", "-"]).standardOutput
+        let rows = csv.components(separatedBy: "\r\n").dropFirst().filter { !$0.isEmpty }
+            .map { $0.components(separatedBy: ",") }
+        let lost = rows.filter { $0[3] == "no" }
+        #expect(lost.count == 1, "\(csv)")
+        #expect(lost.first?[2] == "")
+        let readings = rows.filter { $0[3] != "no" }
+        #expect(readings.count >= 4 && readings.allSatisfy { $0[3] == "yes" && !$0[2].isEmpty }, "\(csv)")
+        // No reading during the loss: the next one comes at least 3 s after it.
+        let lostAt = try #require(lost.first.flatMap { Double($0[1]) })
+        let elapsed = readings.compactMap { Double($0[1]) }
+        #expect(!elapsed.contains { $0 > lostAt && $0 < lostAt + 3 }, "\(elapsed) around \(lostAt)")
     }
 
     @Test func deletingAsksFirstAndTheDeletionIsVisibleToAnchoredQueries() async throws {

@@ -62,6 +62,19 @@ struct RecordingFromWorkoutTests {
             // A marker systoled itself wrote (a gap) is not a user's marker.
             WorkoutEvent(type: .marker, start: Self.start + 70, metadata: ["systole.gap": .string("not running")]),
             WorkoutEvent(type: .pause, start: Self.start + 590),
+            // Contact lost by the strap, and by the earbuds (not the sensor of the readings).
+            WorkoutEvent(
+                type: .marker,
+                start: Self.start + 20,
+                end: Self.start + 25,
+                metadata: [ActivityRecording.contactLostKey: .string(Self.strap.address!)]
+            ),
+            WorkoutEvent(
+                type: .marker,
+                start: Self.start + 30,
+                end: Self.start + 31,
+                metadata: [ActivityRecording.contactLostKey: .string(Self.earbuds.address!)]
+            ),
         ]
         let samples =
             (0..<10).map { Self.reading(Double($0), 120, Self.strap) }
@@ -79,7 +92,10 @@ struct RecordingFromWorkoutTests {
         let recording = ActivityRecording(
             workout: Self.workout(
                 events: events,
-                metadata: [ActivityRecording.batteryKey(Self.strap.address!): .number(73)]
+                metadata: [
+                    ActivityRecording.batteryKey(Self.strap.address!): .number(73),
+                    ActivityRecording.reportsContactKey(Self.strap.address!): .bool(true),
+                ]
             ),
             samples: samples
         )
@@ -91,6 +107,8 @@ struct RecordingFromWorkoutTests {
         )
         #expect(recording.laps.count == 2)
         #expect(recording.markers == [.init(date: Self.start + 50, text: "gel")])
+        #expect(recording.contactLost == [DateInterval(start: Self.start + 20, end: Self.start + 25)])
+        #expect(recording.reportsContact == true)
         // The strap has more readings: its readings and beats, none of the earbuds'.
         #expect(recording.readings.count == 10 && recording.readings.allSatisfy { $0.bpm == 120 })
         #expect(recording.beats.map(\.date) == [Self.start + 0.5, Self.start + 1])

@@ -16,9 +16,22 @@ import WorkoutAnalysis
         var widths: [Int]
     }
 
+    @Test func contactSaysWhetherTheSensorCanTell() {
+        var recording = ExportFixture.recording()
+        recording.reportsContact = false
+        recording.contactLost = []
+        recording.markers = []  // (their line breaks would split rows here, where no CSV reader reads them)
+        let rows = CSVActivityFile.text(recording).components(separatedBy: "\r\n").dropFirst().dropLast()
+        #expect(rows.count == 1195)
+        #expect(rows.allSatisfy { $0.components(separatedBy: ",")[3] == "unsupported" })
+        recording.reportsContact = nil
+        let unknown = CSVActivityFile.text(recording).components(separatedBy: "\r\n").dropFirst().dropLast()
+        #expect(unknown.allSatisfy { $0.components(separatedBy: ",")[3] == "" })
+    }
+
     @Test func pythonsCSVReaderReadsOneRowPerReadingWithBeatsEnergyLapsAndMarkers() async throws {
         let recording = ExportFixture.recording()
-        let checked = try await ExportFixture.check(
+        var checked = try await ExportFixture.check(
             "check_csv.py",
             [CSVActivityFile.encode(recording)],
             as: Checked.self
@@ -27,6 +40,14 @@ import WorkoutAnalysis
         #expect(checked.rewrittenEqual, "CRLF after every row, quotes exactly where RFC 4180 needs them")
         #expect(checked.widths == [8])
         let seconds = (0..<1200).filter { !ExportFixture.missing.contains($0) }
+        // One row says contact was lost, at its moment, between the readings of 699 and 705 s.
+        let lostIndex = try #require(checked.rows.firstIndex { $0[3] == "no" })
+        #expect(checked.rows.filter { $0[3] == "no" }.count == 1)
+        #expect(lostIndex == seconds.firstIndex(of: 705))
+        #expect(checked.rows[lostIndex] == [checked.rows[lostIndex][0], "579.500", "", "no", "", "", "2", ""])
+        #expect(abs(checked.times[lostIndex] - ExportFixture.at(699.5).timeIntervalSince1970) < 0.0005)
+        checked.rows.remove(at: lostIndex)
+        checked.times.remove(at: lostIndex)
         try #require(checked.rows.count == seconds.count)
 
         // Which row each beat belongs to, worked out by walking the readings: the first at or after the beat.

@@ -70,7 +70,10 @@ enum ExportFixture {
             readings: (0..<1200).filter { !missing.contains($0) }.map { .init(date: at(Double($0)), bpm: bpm($0)) },
             beats: beats(),
             energyReadings: energy,
-            energy: .init(kilojoules: energy.map(\.kilojoules).reduce(0, +), isEstimated: false)
+            energy: .init(kilojoules: energy.map(\.kilojoules).reduce(0, +), isEstimated: false),
+            reportsContact: true,
+            // The strap said it lost contact just before the dropout.
+            contactLost: [DateInterval(start: at(699.5), end: at(705))]
         )
     }
 

@@ -90,6 +90,8 @@ actor WorkoutManager: Service {
     /// samples are committed to the store, so whatever the live log shows survives a crash; otherwise at once.
     /// Each comes with the workout as it was when the reading was recorded.
     nonisolated let recorded = Broadcast<[(DaemonReading, WorkoutSnapshot)]>()
+    /// The workout's sensors' skin contact: when it was lost, and who reports it.
+    private var contact = ContactWatch()
     /// Why the store last refused readings, while it still does: logged once when it starts, not per reading.
     private var storeRefusal: String?
 
@@ -171,6 +173,7 @@ actor WorkoutManager: Service {
             ])
         }
         current = Current(session: session, builder: builder, source: source, collecting: true)
+        contact = ContactWatch()
         changes.publish(())
     }
 
@@ -200,9 +203,36 @@ actor WorkoutManager: Service {
             logger.notice("the store takes readings again; those kept in memory are saved")
             storeRefusal = nil
         }
+        if recording { await watchContact(readings, builder: current.builder) }
         // A line says "running" or "paused" only for a reading the workout stored. One that arrived during the
         // countdown, or as the workout ended, is logged with the state it arrived in.
         recorded.publish(readings.map { ($0, stored || !recording ? now : arrival) })
+    }
+
+    /// Records each loss of skin contact that ended with these readings as an event of the workout.
+    private func watchContact(_ readings: [DaemonReading], builder: LiveWorkoutBuilder) async {
+        var ended: [WorkoutEvent] = []
+        let dropped = contact.dropped
+        for reading in readings {
+            if let event = contact.observe(
+                address: reading.reading.sensor.description,
+                contact: reading.reading.measurement.sensorContact,
+                at: reading.reading.receivedDate
+            ) {
+                ended.append(event)
+            }
+        }
+        if dropped == 0, contact.dropped > 0 {
+            logger.warning(
+                "a sensor lost contact \(ContactWatch.maximumEvents) times in this workout; later losses are not kept"
+            )
+        }
+        guard !ended.isEmpty else { return }
+        do {
+            try await builder.addWorkoutEvents(ended)
+        } catch {
+            logger.warning("a loss of contact could not be recorded: \(error)")
+        }
     }
 
     /// A reading as WorkoutKit takes it. A sensor without skin contact has no heart rate: nil, never 0 bpm.
@@ -254,6 +284,7 @@ actor WorkoutManager: Service {
         let source = LiveWorkoutDataSource(configuration: configuration, enabledTypes: sampleTypes)
         // Claimed before waiting, so a second start during the countdown is refused too.
         current = Current(session: session, builder: builder, source: source, collecting: false)
+        contact = ContactWatch()
         let readings = sensors.readings.subscribe(buffering: 8)
         do {
             try await session.prepare()
@@ -341,6 +372,9 @@ actor WorkoutManager: Service {
             await current.source.savePending()
             await current.source.stop()
             if await current.builder.endDate == nil { try await current.builder.endCollection(at: date) }
+            let stillLost = contact.finish(at: date)
+            if !stillLost.isEmpty { try await current.builder.addWorkoutEvents(stillLost) }
+            try await current.builder.addMetadata(contact.metadata)
             try await closeLastLap(current.builder)
             try await current.builder.addMetadata(try await endMetadata(current.builder))
             workout = try await current.builder.finishWorkout()
