@@ -14,8 +14,19 @@ public enum PythonTools {
     public static func tcxSchema() async throws -> String { try await ask(["--schema"]) }
 
     /// Runs a script of the tests' with the venv's python and returns its standard output; fails with its error.
+    /// One at a time in the test process: each starts an interpreter that imports numpy or pandas (seconds of CPU),
+    /// and a handful at once on a two-core machine starved the tests that time the simulator's notifications.
     public static func run(_ script: String, _ arguments: [String]) async throws -> String {
-        let result = try await CommandRunner.run(try await python(), [script] + arguments)
+        let python = try await python()
+        await OneAtATime.shared.acquire()
+        let result: CommandRunner.Result
+        do {
+            result = try await CommandRunner.run(python, [script] + arguments)
+        } catch {
+            await OneAtATime.shared.release()
+            throw error
+        }
+        await OneAtATime.shared.release()
         guard result.status == 0 else {
             throw Failure(message: "\(script) exited \(result.status): \(result.standardError)")
         }
@@ -33,5 +44,28 @@ public enum PythonTools {
     public struct Failure: Error, CustomStringConvertible {
         public var message: String
         public var description: String { message }
+    }
+}
+
+/// A lock for async code: callers wait their turn in order.
+actor OneAtATime {
+    static let shared = OneAtATime()
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func acquire() async {
+        if !busy {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func release() {
+        if waiting.isEmpty {
+            busy = false
+        } else {
+            waiting.removeFirst().resume()
+        }
     }
 }
