@@ -64,7 +64,9 @@ let package = Package(
         .target(name: "BlueZSimulator", dependencies: ["DBus", "HeartRateProfile"]),
         .executableTarget(
             name: "systole-sim",
-            dependencies: ["BlueZSimulator", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "BlueZSimulator", "DBus", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
 
         // MARK: A workout's recording and what it tells: HRV with artifact correction, zones, training load, energy.
@@ -97,6 +99,7 @@ let package = Package(
                 "HeartRateProfile",
                 "BlueZ",
                 "ControlAPI",
+                "DBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
