@@ -90,7 +90,13 @@ struct FITWriter {
 
     /// Appends a string field's bytes (UTF-8, cut to `count - 1` bytes and NUL-padded).
     static func stringValues(_ text: String, count: Int) -> [UInt64] {
-        var bytes = Array(text.utf8.prefix(count - 1))
+        // Cut at the end of a character, never inside one's UTF-8 bytes, leaving room for the terminating zero.
+        var bytes: [UInt8] = []
+        for character in text {
+            let utf8 = Array(String(character).utf8)
+            guard bytes.count + utf8.count <= count - 1 else { break }
+            bytes += utf8
+        }
         while bytes.count < count { bytes.append(0) }
         return bytes.map(UInt64.init)
     }

@@ -10,8 +10,7 @@ import WorkoutAnalysis
 /// runs as if they were one (one spurious successive difference, and the time after the gap shifted earlier by
 /// what was lost); what Kubios does with an empty line is not documented where we could find it. Writing the lost
 /// time as an interval of its own would keep the time axis but invent a value that, for a short gap, looks like a
-/// real beat; writing a word would make most readers stop. For analyses that must not bridge a gap,
-/// ``encodeEachRun(_:)`` gives one file per run.
+/// real beat; writing a word would make most readers stop. systole's own HRV never bridges a gap.
 ///
 /// Whole milliseconds, as these programs expect: the strap's resolution is 1/1024 s, so rounding moves an interval
 /// by at most half a millisecond.
@@ -19,11 +18,6 @@ public enum RRIntervalFile {
     /// The file's bytes: ASCII.
     public static func encode(_ recording: ActivityRecording) -> [UInt8] {
         Array(recording.beatRuns.map(lines).joined(separator: "\n").utf8)
-    }
-
-    /// One file per run of beats without a gap, in order, each as ``encode(_:)`` writes a run.
-    public static func encodeEachRun(_ recording: ActivityRecording) -> [[UInt8]] {
-        recording.beatRuns.map { Array(lines($0).utf8) }
     }
 
     /// A run's intervals, each on a line of its own.

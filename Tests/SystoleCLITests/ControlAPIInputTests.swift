@@ -155,6 +155,63 @@ import Testing
         #expect(end.standardOutput.contains(" bpm"))
     }
 
+    /// Laps, markers, exports and deletion as a caller who loops, sends huge or odd text, or guesses ids would use
+    /// them: each bounded, each refusal says what to do, and the workout still ends with what was kept.
+    @Test func lapsMarkersExportsAndDeletionsAreBounded() async throws {
+        let s = try await Setup()
+        defer { s.stop() }
+        let refusals: [(String, [DBusValue], String, String)] = [
+            ("AddMarker", [.string("")], ControlAPI.ErrorName.invalidArguments, "needs a text"),
+            ("AddMarker", [.string("a\u{1B}[2Jb")], ControlAPI.ErrorName.invalidArguments, "control characters"),
+            (
+                "AddMarker", [.string(String(repeating: "x", count: 1 << 20))], ControlAPI.ErrorName.invalidArguments,
+                "at most 200 characters"
+            ),
+            // One character of 4 000 bytes: a letter and its combining marks.
+            (
+                "AddMarker", [.string("e" + String(repeating: "\u{301}", count: 2000))],
+                ControlAPI.ErrorName.invalidArguments, "800 bytes"
+            ),
+            ("AddMarker", [.int32(1)], "org.freedesktop.DBus.Error.InvalidArgs", "takes 's'"),
+            (
+                "ExportWorkout", [.string("0"), .string("gpx")], ControlAPI.ErrorName.invalidArguments,
+                "known: fit, tcx, csv, rr"
+            ),
+            (
+                "ExportWorkout", [.string(""), .string("fit")], ControlAPI.ErrorName.invalidArguments,
+                "give a workout id"
+            ),
+            (
+                "ExportWorkout", [.string("\u{1B}]0;x\u{7}"), .string("fit")], ControlAPI.ErrorName.notFound,
+                "'\\u{1B}]0;x\\u{7}'"
+            ),
+            ("DeleteWorkout", [.string("ffff")], ControlAPI.ErrorName.notFound, "list them with 'systole workouts'"),
+            ("DeleteWorkout", [.string("")], ControlAPI.ErrorName.invalidArguments, "give a workout id"),
+        ]
+        for (method, arguments, name, says) in refusals {
+            let error = await s.call(method, arguments)
+            #expect(error?.name == name, "\(method): \(error?.name ?? "accepted")")
+            #expect(error?.message.contains(says) == true, "\(method): \(error?.message ?? "accepted")")
+        }
+        // A caller looping on AddLap gets a thousand laps, then a refusal that says what to do.
+        var accepted = 0
+        while await s.call("AddLap", []) == nil, accepted <= 1000 { accepted += 1 }
+        #expect(accepted == 1000)
+        let more = await s.call("AddLap", [])
+        #expect(more?.message.contains("end it and start another") == true, "\(more?.message ?? "accepted")")
+        let end = try await s.systole("end")
+        #expect(end.status == 0, "\(end.standardError)")
+        let workouts = try await s.systole("workouts", "--json")
+        let id = try #require(
+            (try JSONSerialization.jsonObject(with: Data(workouts.standardOutput.utf8)) as? [[String: Any]])?.first?[
+                "id"
+            ] as? String
+        )
+        let shown = try await s.systole("workouts", "show", String(id.prefix(8)), "--json")
+        let laps = (try JSONSerialization.jsonObject(with: Data(shown.standardOutput.utf8)) as? [String: Any])?["laps"]
+        #expect((laps as? [Any])?.count == 1001, "a thousand laps and the last, closed at the end")
+    }
+
     @Test func errorRepliesCutWhatTheyEchoBack() async throws {
         let s = try await Setup()
         defer { s.stop() }

@@ -30,7 +30,7 @@ public struct CommandRunner {
         try await offThePool { try runBlocking(executable, arguments) }
     }
 
-    private static func runBlocking(_ executable: String, _ arguments: [String]) throws -> Result {
+    static func runBlocking(_ executable: String, _ arguments: [String]) throws -> Result {
         // A path runs that program; a name runs this package's product.
         let url =
             executable.hasPrefix("/")

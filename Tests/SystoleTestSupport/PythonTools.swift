@@ -4,6 +4,8 @@ import Foundation
 /// output with (scripts/python-tools.sh makes it once: garmin-fit-sdk, fitdecode, xmlschema, neurokit2, and Garmin's
 /// TCX schema).
 public enum PythonTools {
+    private static let oneAtATime = NSLock()
+
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../../scripts/python-tools.sh").standardized.path
 
@@ -18,15 +20,10 @@ public enum PythonTools {
     /// and a handful at once on a two-core machine starved the tests that time the simulator's notifications.
     public static func run(_ script: String, _ arguments: [String]) async throws -> String {
         let python = try await python()
-        await OneAtATime.shared.acquire()
-        let result: CommandRunner.Result
-        do {
-            result = try await CommandRunner.run(python, [script] + arguments)
-        } catch {
-            await OneAtATime.shared.release()
-            throw error
+        // Each waits on a thread of its own (offThePool), so the lock never holds up Swift's pool.
+        let result = try await offThePool {
+            try oneAtATime.withLock { try CommandRunner.runBlocking(python, [script] + arguments) }
         }
-        await OneAtATime.shared.release()
         guard result.status == 0 else {
             throw Failure(message: "\(script) exited \(result.status): \(result.standardError)")
         }
@@ -44,28 +41,5 @@ public enum PythonTools {
     public struct Failure: Error, CustomStringConvertible {
         public var message: String
         public var description: String { message }
-    }
-}
-
-/// A lock for async code: callers wait their turn in order.
-actor OneAtATime {
-    static let shared = OneAtATime()
-    private var busy = false
-    private var waiting: [CheckedContinuation<Void, Never>] = []
-
-    func acquire() async {
-        if !busy {
-            busy = true
-            return
-        }
-        await withCheckedContinuation { waiting.append($0) }
-    }
-
-    func release() {
-        if waiting.isEmpty {
-            busy = false
-        } else {
-            waiting.removeFirst().resume()
-        }
     }
 }

@@ -95,6 +95,27 @@ import Testing
 
     /// Two runs of alternating intervals, small enough to check by hand: 40 intervals alternating 1000 and 1125 ms,
     /// a gap, then 40 alternating 875 and 1000 ms.
+    /// Stored beats the radio's bounds would never let through (a store from elsewhere, an older systole): zero-length
+    /// and longest intervals, and beats all at one instant. The analysis answers with finite numbers or none.
+    @Test func intervalsNoStrapSendsGiveFiniteNumbersOrNone() {
+        let start = RRSeries.start
+        let cases: [[ActivityRecording.Beat]] = [
+            (0..<200).map { .init(date: start + Double($0) * 0.4, rrTicks: $0 % 2 == 0 ? 0 : 410) },
+            (0..<200).map { .init(date: start + Double($0) * 0.4, rrTicks: $0 % 3 == 0 ? 65_535 : 410) },
+            (0..<200).map { _ in .init(date: start + 1, rrTicks: 410) },
+            (0..<200).map { .init(date: start + Double($0) * 0.4, rrTicks: 0) },
+        ]
+        for beats in cases {
+            let recording = ActivityRecording(activity: .running, start: start, end: start + 600, beats: beats)
+            for hrv in [HeartRateVariability.workout(recording)].compactMap({ $0 })
+                + HeartRateVariability.windows(recording)
+            {
+                let finite = [hrv.meanNN, hrv.sdnn, hrv.rmssd, hrv.pnn50].allSatisfy { $0.isFinite }
+                #expect(finite, "\(hrv)")
+            }
+        }
+    }
+
     @Test func aGapIsNeverBridgedCheckedByHand() throws {
         let first = (0..<40).map { UInt16($0 % 2 == 0 ? 1024 : 1152) }
         let second = (0..<40).map { UInt16($0 % 2 == 0 ? 896 : 1024) }

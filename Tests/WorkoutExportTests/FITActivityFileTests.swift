@@ -52,6 +52,16 @@ import WorkoutKit
         )
     }
 
+    @Test func aStringIsCutAtTheEndOfACharacter() {
+        // 40 two-byte characters into a 32-byte field: 15 whole ones (30 bytes), then zeros; never half of one.
+        let values = FITWriter.stringValues(String(repeating: "é", count: 40), count: 32)
+        #expect(values.count == 32)
+        let bytes = values.map { UInt8($0) }
+        let text = String(validating: Array(bytes.prefix { $0 != 0 }), as: UTF8.self)
+        #expect(text == String(repeating: "é", count: 15))
+        #expect(bytes.suffix(2) == [0, 0])
+    }
+
     @Test func theCRCIsFITs() {
         // The SDK's CRC of "123456789" (CRC-16/ARC).
         #expect(FITWriter.crc(Array("123456789".utf8)) == 0xBB3D)

@@ -38,16 +38,6 @@ import WorkoutAnalysis
         #expect(checked.endsWithNewline)
     }
 
-    @Test func eachRunAsAFileOfItsOwn() async throws {
-        let recording = ExportFixture.recording()
-        let files = RRIntervalFile.encodeEachRun(recording)
-        try #require(files.count == 3)
-        for (file, run) in zip(files, Self.expectedRuns(recording)) {
-            let checked = try await ExportFixture.check("check_rr.py", [file], as: Checked.self)
-            #expect(checked.runs == [run])
-        }
-    }
-
     @Test func noBeatsIsAnEmptyFile() {
         let start = ExportFixture.start
         #expect(RRIntervalFile.encode(ActivityRecording(activity: .running, start: start, end: start + 60)).isEmpty)

@@ -8,13 +8,16 @@ enum MarkerText {
     /// The workout event's metadata key that holds the text.
     static let key = ActivityRecording.markerTextKey
     static let maximumCharacters = 200
+    /// Combining marks make one character of any length, so bytes are bounded too.
+    static let maximumBytes = 800
     static let maximumPerWorkout = 1000
 
     /// Why `text` cannot be a marker, or nil.
     static func refusal(of text: String) -> String? {
         if text.trimmingCharacters(in: .whitespaces).isEmpty { return "a marker needs a text, like 'gel' or 'km 10'" }
-        if text.count > maximumCharacters {
-            return "a marker's text is at most \(maximumCharacters) characters (this one has \(text.count))"
+        if text.utf8.count > maximumBytes || text.count > maximumCharacters {
+            return "a marker's text is at most \(maximumCharacters) characters and \(maximumBytes) bytes "
+                + "(this one has \(text.count) and \(text.utf8.count)); shorten it"
         }
         if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == "\u{FFFD}" }) {
             return "a marker's text may not hold control characters such as newlines: \(text.quotedExcerpt())"

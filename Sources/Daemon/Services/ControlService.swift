@@ -480,6 +480,12 @@ final class ControlService: Service, Sendable {
 
     /// The finished workout whose id starts with `text`; NotFound when none does, InvalidArguments when several.
     private func workout(matching text: String) async throws(DBusError) -> Workout {
+        guard !text.isEmpty else {
+            throw DBusError(
+                name: ControlAPI.ErrorName.invalidArguments,
+                message: "give a workout id (its first characters are enough); list them with 'systole workouts'"
+            )
+        }
         let matching = try await Self.storeCall { try await self.store.workouts(idPrefix: text) }.filter {
             $0.id.uuidString.lowercased().hasPrefix(text.lowercased())
         }

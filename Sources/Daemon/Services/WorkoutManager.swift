@@ -376,7 +376,7 @@ actor WorkoutManager: Service {
             if !stillLost.isEmpty { try await current.builder.addWorkoutEvents(stillLost) }
             try await current.builder.addMetadata(contact.metadata)
             try await closeLastLap(current.builder)
-            try await current.builder.addMetadata(try await endMetadata(current.builder))
+            try await current.builder.addMetadata(await endMetadata(current.builder))
             workout = try await current.builder.finishWorkout()
             try await current.session.end()
         } catch let error as HealthStoreError {
@@ -451,6 +451,14 @@ actor WorkoutManager: Service {
             )
         }
         let laps = await builder.workoutEvents.filter { $0.type == .lap }
+        // Each event is journaled with the workout on every change: a caller looping on lap must not grow it
+        // without end.
+        guard laps.count < MarkerText.maximumPerWorkout else {
+            throw WorkoutCommandError(
+                .invalidArguments,
+                "this workout has \(laps.count) laps, the most one may have; end it and start another"
+            )
+        }
         let lapStart = laps.map(\.endDate).max() ?? start
         let now = max(clock.now(), lapStart)
         do {
@@ -477,7 +485,7 @@ actor WorkoutManager: Service {
         guard markers < MarkerText.maximumPerWorkout else {
             throw WorkoutCommandError(
                 .invalidArguments,
-                "this workout has \(markers) markers, the most one may have"
+                "this workout has \(markers) markers, the most one may have; end it and start another"
             )
         }
         do {
@@ -500,7 +508,7 @@ actor WorkoutManager: Service {
 
     /// What a finished workout keeps beside its samples: each sensor's battery level as it ended, and, when no
     /// sensor measured energy, the estimate from heart rate (kept apart from measured energy, and marked so).
-    private func endMetadata(_ builder: LiveWorkoutBuilder) async throws -> [String: MetadataValue] {
+    private func endMetadata(_ builder: LiveWorkoutBuilder) async -> [String: MetadataValue] {
         var metadata: [String: MetadataValue] = [:]
         let devices = Set(await builder.collectedDevices.compactMap(\.address))
         for status in sensors.sensors {
@@ -525,7 +533,11 @@ actor WorkoutManager: Service {
             statistics: [:],
             devices: []
         )
-        let samples = try await store.samples(ofWorkout: builder.workoutID)
+        // Best effort: a workout ends even when its samples cannot be read back for the estimate.
+        guard let samples = try? await store.samples(ofWorkout: builder.workoutID) else {
+            logger.warning("no energy estimate for workout \(builder.workoutID): its samples could not be read")
+            return metadata
+        }
         let recording = ActivityRecording(workout: workout, samples: samples)
         if let kilojoules = EnergyEstimate.kilojoules(recording, profile: profile) {
             metadata[ActivityRecording.estimatedEnergyKey] = .number((kilojoules * 10).rounded() / 10)

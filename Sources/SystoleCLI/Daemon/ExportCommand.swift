@@ -49,9 +49,10 @@ struct ExportCommand: AsyncParsableCommand {
             id = latestID
         }
         let reply = try await client.call("ExportWorkout", [.string(id), .string(format)], timeout: .seconds(60))
-        guard reply.count == 2, let suggested = reply[0].string else {
-            throw CommandFailure.invalidInput("systoled sent an export this version cannot read")
-        }
+        let unreadable = CommandFailure.invalidInput(
+            "systoled sent an export this systole cannot read: update systole and systoled together"
+        )
+        guard reply.count == 2, let suggested = reply[0].string else { throw unreadable }
         let content = reply[1].unwrapped
         let bytes: [UInt8]
         if let text = content.string {
@@ -59,14 +60,21 @@ struct ExportCommand: AsyncParsableCommand {
         } else if let data = content.bytes {
             bytes = data
         } else {
-            throw CommandFailure.invalidInput("systoled sent an export this version cannot read")
+            throw unreadable
         }
         if output == "-" {
+            // A FIT file is binary: on a terminal it is noise that can leave the terminal in a strange state.
+            if format == "fit", isatty(STDOUT_FILENO) == 1 {
+                throw CommandFailure.invalidInput(
+                    "a FIT file is binary and standard output is a terminal: redirect it (> run.fit) or use -o FILE"
+                )
+            }
             FileHandle.standardOutput.write(Data(bytes))
             return
         }
         // The suggested name is systoled's: only its last component, so it cannot point elsewhere.
-        let name = output ?? (suggested.split(separator: "/").last.map(String.init) ?? "workout.\(format)")
+        let last = suggested.split(separator: "/").last.map(String.init) ?? ""
+        let name = output ?? (last.isEmpty || last.hasPrefix(".") ? "workout.\(format)" : last)
         try Self.write(bytes, to: name, replacing: output != nil)
         FileHandle.standardError.write(Data("Wrote \(name) (\(bytes.count) bytes)\n".utf8))
     }

@@ -196,6 +196,8 @@ extension WorkoutsCommand {
                     "Delete \(WorkoutText.date(workout["start"]))  \(WorkoutText.summary(workout)) and its samples? [y/N] ",
                     terminator: ""
                 )
+                // Standard output is line-buffered: the question has no line end yet.
+                fflush(nil)  // every output stream: `stdout` itself is not concurrency-safe to name
                 let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased()
                 guard answer == "y" || answer == "yes" else {
                     print(
