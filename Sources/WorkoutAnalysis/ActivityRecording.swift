@@ -15,25 +15,8 @@ public struct ActivityRecording: Sendable, Equatable {
         }
     }
 
-    /// One beat: the RR interval that ends at it.
-    public struct Beat: Sendable, Equatable {
-        public var date: Date
-        /// The RR interval in the sensor's 1/1024 s ticks, as stored.
-        public var rrTicks: UInt16
-        /// Beats before this one were lost: the interval does not follow the previous beat.
-        public var precededByGap: Bool
-
-        public init(date: Date, rrTicks: UInt16, precededByGap: Bool = false) {
-            self.date = date
-            self.rrTicks = rrTicks
-            self.precededByGap = precededByGap
-        }
-
-        /// The RR interval in milliseconds.
-        public var milliseconds: Double { Double(rrTicks) * 1000 / 1024 }
-        /// The RR interval in seconds.
-        public var seconds: Double { Double(rrTicks) / 1024 }
-    }
+    /// One beat: its date and the RR interval that ends at it (as the sensor layer hands it to WorkoutKit).
+    public typealias Beat = SensorMeasurement.Beat
 
     /// Energy a sensor measured over the interval ending at `date`.
     public struct EnergyReading: Sendable, Equatable {
@@ -205,4 +188,11 @@ public struct ActivityRecording: Sendable, Equatable {
         guard count > 0 else { return nil }
         return (sum / Double(count), maximum)
     }
+}
+
+extension SensorMeasurement.Beat {
+    /// The RR interval in milliseconds.
+    public var milliseconds: Double { Double(rrTicks) * 1000 / 1024 }
+    /// The RR interval in seconds.
+    public var seconds: Double { Double(rrTicks) / 1024 }
 }
