@@ -77,7 +77,7 @@ public struct Adapter: Sendable, Hashable {
     }
 
     /// Removes a device and its bonding data.
-    public func removeDevice(_ device: Device) async throws(BlueZError) {
+    public func removeDevice(_ device: BluetoothDevice) async throws(BlueZError) {
         _ = try await client.connection.callBlueZ(
             path,
             BlueZ.Interface.adapter,
@@ -87,12 +87,14 @@ public struct Adapter: Sendable, Hashable {
     }
 
     /// The devices bluetoothd knows on this adapter.
-    public var devices: [Device] {
-        client.paths(implementing: BlueZ.Interface.device, under: path).map { Device(client: client, path: $0) }
+    public var devices: [BluetoothDevice] {
+        client.paths(implementing: BlueZ.Interface.device, under: path).map {
+            BluetoothDevice(client: client, path: $0)
+        }
     }
 
     /// The known device with `address`, if any (found by its `Address` property, not by building a path).
-    public func device(_ address: BluetoothAddress) -> Device? {
+    public func device(_ address: BluetoothAddress) -> BluetoothDevice? {
         devices.first { $0.address == address }
     }
 }

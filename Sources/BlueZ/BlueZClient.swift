@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// The match rules are added before `GetManagedObjects` is called, so no change in between is lost, and the cache
 /// is rebuilt whenever the owner of `org.bluez` changes (bluetoothd restarted). Typed views (``Adapter``,
-/// ``Device``, ``GattCharacteristic``) are value identities (a path) that read the cache when asked.
+/// ``BluetoothDevice``, ``GattCharacteristic``) are value identities (a path) that read the cache when asked.
 public final class BlueZClient: Sendable {
     /// The bus connection every call goes through.
     public let connection: DBusConnection
@@ -349,7 +349,7 @@ public final class BlueZClient: Sendable {
     }
 
     /// Every known device, in path order.
-    public var devices: [Device] {
-        paths(implementing: BlueZ.Interface.device).map { Device(client: self, path: $0) }
+    public var devices: [BluetoothDevice] {
+        paths(implementing: BlueZ.Interface.device).map { BluetoothDevice(client: self, path: $0) }
     }
 }

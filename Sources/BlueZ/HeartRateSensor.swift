@@ -197,7 +197,7 @@ public final class HeartRateSensor: Sendable {
                     where change.interface == BlueZ.Interface.device
                         && (change.changed["Connected"]?.bool == true
                             || change.changed["ServicesResolved"]?.bool == true):
-                        if let chosen, Device(client: client, path: change.path).address == chosen { return }
+                        if let chosen, BluetoothDevice(client: client, path: change.path).address == chosen { return }
                     default: continue
                     }
                 }
@@ -243,7 +243,7 @@ public final class HeartRateSensor: Sendable {
     }
 
     /// The device to connect: known to bluetoothd already, or found by discovery filtered to 0x180D.
-    private func findDevice(on adapter: Adapter) async throws -> Device {
+    private func findDevice(on adapter: Adapter) async throws -> BluetoothDevice {
         if let device = knownDevice(on: adapter) { return device }
         report(.searching)
         let appeared = client.events(under: adapter.path)
@@ -267,9 +267,9 @@ public final class HeartRateSensor: Sendable {
     }
 
     /// Waits up to the discovery timeout for the target to show up.
-    private func firstMatchingDevice(on adapter: Adapter, _ events: AsyncStream<BlueZEvent>) async -> Device? {
+    private func firstMatchingDevice(on adapter: Adapter, _ events: AsyncStream<BlueZEvent>) async -> BluetoothDevice? {
         let timeout = options.discoveryTimeout
-        return await withTaskGroup(of: Device?.self) { group in
+        return await withTaskGroup(of: BluetoothDevice?.self) { group in
             group.addTask {
                 if let device = self.knownDevice(on: adapter) { return device }
                 for await _ in events {
@@ -288,7 +288,7 @@ public final class HeartRateSensor: Sendable {
     }
 
     /// The target among the devices bluetoothd knows. Filters are merged between clients, so the UUID is checked.
-    private func knownDevice(on adapter: Adapter) -> Device? {
+    private func knownDevice(on adapter: Adapter) -> BluetoothDevice? {
         let devices = adapter.devices
         if let chosen = address { return devices.first { $0.address == chosen } }
         let candidates = devices.filter(\.isHeartRateSensor)
@@ -310,7 +310,7 @@ public final class HeartRateSensor: Sendable {
     /// Waits for ServicesResolved and then for 0x2A37 to be in the cache: bluetoothd 5.66 signals
     /// ServicesResolved before it announces the GATT objects (InterfacesAdded follows in the same burst). A device
     /// whose services resolved without 0x2A37 gets ``Options/gattObjectsGrace`` before the session gives up on it.
-    private func waitForServices(_ device: Device, _ events: AsyncStream<BlueZEvent>) async throws {
+    private func waitForServices(_ device: BluetoothDevice, _ events: AsyncStream<BlueZEvent>) async throws {
         let hasMeasurement: @Sendable () -> Bool = {
             device.characteristic(.heartRateMeasurement, in: .heartRateService) != nil
         }
@@ -361,7 +361,7 @@ public final class HeartRateSensor: Sendable {
     /// says when the session ends.
     private func subscribe(
         _ measurement: GattCharacteristic,
-        _ device: Device,
+        _ device: BluetoothDevice,
         address: BluetoothAddress
     ) async throws -> GattNotificationStream {
         state.withLock { shared in
@@ -395,7 +395,7 @@ public final class HeartRateSensor: Sendable {
 
     /// Handles the notifications that arrived before streaming began, then lets later ones be handled as they
     /// arrive. Any arriving meanwhile wait their turn, so the order is kept.
-    private func startHandlingNotifications(address: BluetoothAddress, device: Device) {
+    private func startHandlingNotifications(address: BluetoothAddress, device: BluetoothDevice) {
         while true {
             let waiting = state.withLock { shared -> [GattNotification] in
                 if shared.early.isEmpty { shared.handlesNotifications = true }
@@ -407,7 +407,7 @@ public final class HeartRateSensor: Sendable {
         }
     }
 
-    private func readStaticValues(_ device: Device) async {
+    private func readStaticValues(_ device: BluetoothDevice) async {
         if let location = device.characteristic(.bodySensorLocation, in: .heartRateService),
             let bytes = try? await location.readValue(), let value = try? BodySensorLocation(decoding: bytes)
         {
@@ -423,7 +423,7 @@ public final class HeartRateSensor: Sendable {
     /// Handles notifications until the link drops, watching for silence meanwhile.
     private func stream(
         _ notifications: GattNotificationStream,
-        device: Device,
+        device: BluetoothDevice,
         address: BluetoothAddress,
         deviceEvents: AsyncStream<BlueZEvent>
     ) async throws {
@@ -469,7 +469,7 @@ public final class HeartRateSensor: Sendable {
     private func handle(
         _ notification: GattNotification,
         address: BluetoothAddress,
-        device: Device
+        device: BluetoothDevice
     ) {
         // The rate bound comes first: a flood costs a counter increment per notification, not a decode.
         let admitted = state.withLock { shared -> Bool in

@@ -63,7 +63,7 @@ public final class PairingAgent: Sendable {
     /// accepting requests for that device only. One pairing at a time: a second waits for the first to end.
     /// Afterwards the agent stays registered but is no longer the default; the agent that was the default before
     /// is again.
-    public func pair(_ device: Device, timeout: Duration = .seconds(60)) async throws(BlueZError) {
+    public func pair(_ device: BluetoothDevice, timeout: Duration = .seconds(60)) async throws(BlueZError) {
         await turns.acquire()
         do {
             try await pairInWindow(device, timeout: timeout)
@@ -74,7 +74,7 @@ public final class PairingAgent: Sendable {
         await turns.release()
     }
 
-    private func pairInWindow(_ device: Device, timeout: Duration) async throws(BlueZError) {
+    private func pairInWindow(_ device: BluetoothDevice, timeout: Duration) async throws(BlueZError) {
         if device.isPaired { return }
         let client = device.client
         let adapter = device.adapterPath.map { Adapter(client: client, path: $0) }
@@ -219,7 +219,7 @@ private final class Rules: Sendable {
 
     /// Whether `devicePath` is the pairing adapter seen from another adapter of the same bluetoothd.
     private func isMirror(_ devicePath: String, of window: Window) -> Bool {
-        let device = Device(client: window.client, path: devicePath)
+        let device = BluetoothDevice(client: window.client, path: devicePath)
         guard let own = window.adapterAddress, device.address == own else { return false }
         return device.adapterPath != window.adapterPath
     }

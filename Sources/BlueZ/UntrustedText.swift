@@ -1,6 +1,6 @@
 /// Text a nearby device chose: its advertised name, the GAP Device Name bluetoothd reads from it, and so its alias.
 /// Anyone within radio range can put escape sequences, line breaks or kilobytes in there, and bluetoothd passes
-/// them on unchanged. Cleaned where it enters (``Device/name``, ``Device/alias``), so nothing downstream (the store,
+/// them on unchanged. Cleaned where it enters (``BluetoothDevice/name``, ``BluetoothDevice/alias``), so nothing downstream (the store,
 /// systoled's log, the live log, `systole scan`, `sensors`, `status`, JSON) ever holds a control character or a
 /// name longer than ``maximumLength`` that came from the air.
 public enum UntrustedText {

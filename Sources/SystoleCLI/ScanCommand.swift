@@ -64,7 +64,7 @@ struct SensorListing: Encodable {
     var paired: Bool
     var connected: Bool
 
-    init(_ device: Device) {
+    init(_ device: BluetoothDevice) {
         address = device.address?.description ?? device.path
         name = device.name
         manufacturer = device.manufacturerName

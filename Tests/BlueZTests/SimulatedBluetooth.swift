@@ -29,7 +29,7 @@ struct SimulatedBluetooth {
     }
 
     /// Discovers until bluetoothd knows a device, stops discovery, and returns the first device.
-    func discoverFirstDevice(on adapter: Adapter) async throws -> Device {
+    func discoverFirstDevice(on adapter: Adapter) async throws -> BluetoothDevice {
         try await adapter.startDiscovery()
         _ = await eventually { !adapter.devices.isEmpty }
         let device = try #require(adapter.devices.first)
@@ -38,7 +38,7 @@ struct SimulatedBluetooth {
     }
 
     /// Connects and waits for services (Connect() returns before bluetoothd resolves them).
-    func connect(_ device: Device) async throws {
+    func connect(_ device: BluetoothDevice) async throws {
         try await device.connect()
         // The GATT objects of a new database follow ServicesResolved, as with bluetoothd 5.66, one object at a
         // time: wait for the last characteristic (battery level), not the first.
@@ -52,7 +52,7 @@ struct SimulatedBluetooth {
     }
 
     /// The first device bluetoothd knows for simulated sensor `index`, found by address.
-    func device(_ index: Int) async throws -> Device? {
+    func device(_ index: Int) async throws -> BluetoothDevice? {
         let address = try BluetoothAddress(await simulator.sensorAddresses[index])
         return client.devices.first { $0.address == address }
     }

@@ -166,7 +166,7 @@ final class SensorManager: Service, Sendable {
     }
 
     /// Pairs a sensor through our agent's window (one pairing at a time, the sensors' own included).
-    func pair(_ device: Device) async throws(BlueZError) {
+    func pair(_ device: BluetoothDevice) async throws(BlueZError) {
         try await agent.pair(device)
     }
 

@@ -255,8 +255,8 @@ actor WorkoutManager: Service {
         )
     }
 
-    static func device(_ reading: DaemonReading) -> WorkoutKit.Device {
-        WorkoutKit.Device(
+    static func device(_ reading: DaemonReading) -> Device {
+        Device(
             name: reading.name,
             address: reading.reading.sensor.description,
             manufacturer: reading.manufacturer,

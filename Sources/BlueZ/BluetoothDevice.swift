@@ -2,7 +2,7 @@ import DBus
 import HeartRateProfile
 
 /// A remote device (`org.bluez.Device1`). A value identity: properties are read from the client's cache.
-public struct Device: Sendable, Hashable {
+public struct BluetoothDevice: Sendable, Hashable {
     public let client: BlueZClient
     /// The object path, `/org/bluez/hci0/dev_A0_9E_1A_12_34_56`.
     public let path: String
@@ -12,7 +12,9 @@ public struct Device: Sendable, Hashable {
         self.path = path
     }
 
-    public static func == (lhs: Device, rhs: Device) -> Bool { lhs.path == rhs.path && lhs.client === rhs.client }
+    public static func == (lhs: BluetoothDevice, rhs: BluetoothDevice) -> Bool {
+        lhs.path == rhs.path && lhs.client === rhs.client
+    }
     public func hash(into hasher: inout Hasher) { hasher.combine(path) }
 
     private func value(_ name: String) -> DBusValue? {
