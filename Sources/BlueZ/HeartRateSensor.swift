@@ -606,19 +606,24 @@ public final class HeartRateSensor: Sendable {
         }
     }
 
-    /// Reports the sensor stale when it stays silent for ``Options/staleIntervals`` usual intervals (checked on
-    /// the shared ``SilenceWatch`` tick, so at most a quarter of a second late), until cancelled.
+    /// Reports the sensor stale when it stays silent for ``Options/staleIntervals`` usual intervals (checked by the
+    /// shared ``SilenceWatch`` when the deadline comes, at most a quarter of a second late), until cancelled.
     private func watchForSilence() async {
+        let options = options
         await SilenceWatch.shared.watch { [weak self] in
-            guard let self else { return }
-            let becameStale = self.state.withLock { shared -> Bool in
-                let interval = shared.timeline.usualInterval ?? self.options.assumedInterval
-                let deadline = (shared.lastReceived ?? .now) + interval * self.options.staleIntervals
-                guard !shared.isStale, deadline <= .now else { return false }
+            guard let self else { return .now + SilenceWatch.longestSleep }
+            let now = ContinuousClock.now
+            let (becameStale, deadline) = self.state.withLock { shared -> (Bool, ContinuousClock.Instant) in
+                let silence = (shared.timeline.usualInterval ?? options.assumedInterval) * options.staleIntervals
+                let deadline = (shared.lastReceived ?? now) + silence
+                // Stale already: nothing to watch for until a notification comes (which ends the staleness).
+                if shared.isStale { return (false, now + silence) }
+                guard deadline <= now else { return (false, deadline) }
                 shared.isStale = true
-                return true
+                return (true, now + silence)
             }
             if becameStale { self.report(.stale) }
+            return deadline
         }
     }
 }

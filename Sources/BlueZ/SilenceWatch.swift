@@ -1,24 +1,29 @@
 import Synchronization
 
-/// One timer for every sensor's silence check: each checks four times a second whether its sensor has gone quiet.
-///
-/// A timer per sensor, re-armed as each notification moved its deadline, woke the process about once per
-/// notification interval per sensor; with a hundred sensors that was more wakeups than the notifications
-/// themselves bring (docs/performance.md). A silent sensor is now reported at most a quarter of a second late.
+/// One timer for every sensor's silence check. Each check says when its sensor would go stale if nothing more
+/// arrived, and the timer sleeps until the earliest of those (at most ``longestSleep``, at least ``shortestSleep``):
+/// a strap at 1 Hz, stale after three silent seconds, costs a wakeup every two seconds, and a hundred sensors at
+/// 4 Hz at most four a second, however many notifications they send.
 final class SilenceWatch: Sendable {
     static let shared = SilenceWatch()
-    /// How often the checks run.
-    static let tick: Duration = .milliseconds(250)
+    /// The least time between two rounds of checks: with many sensors each has its deadline at another moment.
+    static let shortestSleep: Duration = .milliseconds(250)
+    /// The most: a sensor that starts being watched while the timer sleeps is checked at the latest then.
+    static let longestSleep: Duration = .seconds(2)
+
+    /// A check: reports the sensor stale when it is, and returns when it should be checked next.
+    typealias Check = @Sendable () -> ContinuousClock.Instant
 
     private struct State {
-        var checks: [UInt64: @Sendable () -> Void] = [:]
+        var checks: [UInt64: Check] = [:]
         var nextID: UInt64 = 0
         var ticking = false
     }
     private let state = Mutex(State())
 
-    /// Runs `check` every tick until the calling task is cancelled.
-    func watch(_ check: @escaping @Sendable () -> Void) async {
+    /// Runs `check` when it asks to be run (never more often than ``shortestSleep``) until the calling task is
+    /// cancelled.
+    func watch(_ check: @escaping Check) async {
         let (id, start) = state.withLock { state -> (UInt64, Bool) in
             state.nextID += 1
             state.checks[state.nextID] = check
@@ -37,9 +42,10 @@ final class SilenceWatch: Sendable {
     }
 
     private func tickWhileWatched() async {
+        var wake = ContinuousClock.now + Self.shortestSleep
         while true {
-            try? await Task.sleep(for: Self.tick)
-            let checks = state.withLock { state -> [@Sendable () -> Void]? in
+            try? await Task.sleep(until: wake)
+            let checks = state.withLock { state -> [Check]? in
                 if state.checks.isEmpty {
                     state.ticking = false
                     return nil
@@ -47,7 +53,10 @@ final class SilenceWatch: Sendable {
                 return Array(state.checks.values)
             }
             guard let checks else { return }
-            for check in checks { check() }
+            let now = ContinuousClock.now
+            var next = now + Self.longestSleep
+            for check in checks { next = min(next, check()) }
+            wake = max(next, now + Self.shortestSleep)
         }
     }
 }

@@ -83,6 +83,13 @@ public final class DBusConnection: Sendable {
     /// Whether the connection is still open.
     public var isConnected: Bool { !closedFlag.load(ordering: .acquiring) && state.isOpen.load(ordering: .acquiring) }
 
+    /// Returns once the connection has closed, by ``close()`` or because the bus went away, or when the calling task
+    /// is cancelled. Waiting costs nothing: no timer runs meanwhile.
+    public func waitUntilClosed() async {
+        if !isConnected { return }
+        await state.waitUntilClosed()
+    }
+
     /// Closes the connection: pending calls fail, signal streams end, exported objects disappear from the bus.
     public func close() {
         guard !closedFlag.exchange(true, ordering: .acquiringAndReleasing) else { return }

@@ -35,6 +35,13 @@ final class LoopState: @unchecked Sendable {
 
     private var objects: [String: DBusObject] = [:]
     private var managers: Set<String> = []
+    /// Tasks waiting for the connection to close (any thread adds or removes one; the loop thread resumes them).
+    private let closeWaiters = Mutex<CloseWaiters>(CloseWaiters())
+
+    struct CloseWaiters {
+        var waiting: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var closed = false
+    }
 
     func nextCallID() -> UInt64 { callIDs.add(1, ordering: .relaxed).newValue }
 
@@ -356,6 +363,23 @@ final class LoopState: @unchecked Sendable {
 
     // MARK: Shutdown
 
+    /// Any thread: returns once the connection has closed (at once if it has), or the calling task is cancelled.
+    func waitUntilClosed() async {
+        let id = nextCallID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let closed = closeWaiters.withLock { waiters -> Bool in
+                    if waiters.closed || Task.isCancelled { return true }
+                    waiters.waiting[id] = continuation
+                    return false
+                }
+                if closed { continuation.resume() }
+            }
+        } onCancel: {
+            closeWaiters.withLock { $0.waiting.removeValue(forKey: id) }?.resume()
+        }
+    }
+
     /// Loop thread: fail every pending call and end every stream.
     func shutDown(_ error: DBusError) {
         isOpen.store(false, ordering: .releasing)
@@ -372,6 +396,12 @@ final class LoopState: @unchecked Sendable {
         for subscription in streams.values { subscription.continuation.finish(throwing: error) }
         for object in objects.values { object.detach() }
         objects = [:]
+        let waiting = closeWaiters.withLock { waiters in
+            waiters.closed = true
+            defer { waiters.waiting = [:] }
+            return waiters.waiting
+        }
+        for waiter in waiting.values { waiter.resume() }
     }
 }
 

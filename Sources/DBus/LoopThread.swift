@@ -39,6 +39,8 @@ final class LoopThread: @unchecked Sendable {
     /// Until then the bus socket is not polled for input: whatever arrives meanwhile is read and dispatched in
     /// one wakeup.
     private var quietUntil: ContinuousClock.Instant?
+    /// When the bus was last read because input arrived.
+    private var lastRead: ContinuousClock.Instant?
 
     /// - Parameter coalescing: the least time between two reads of the bus. A daemon taking hundreds of
     ///   notifications a second wakes once per tick for all of them instead of once per message; replies and
@@ -196,7 +198,14 @@ final class LoopThread: @unchecked Sendable {
             for (index, watch) in polled.enumerated() {
                 let revents = pollFDs[index + 1].revents
                 guard revents != 0, watches.contains(watch) else { continue }
-                if revents & Int16(POLLIN) != 0, coalescing > .zero { quietUntil = .now + coalescing }
+                if revents & Int16(POLLIN) != 0, coalescing > .zero {
+                    // Quiet only while busy: input soon after the last read starts a tick, so a burst is read in one
+                    // wakeup; input after a quiet spell (a single strap at 1 Hz) is read at once, costing one wakeup
+                    // instead of two and no delay.
+                    let now = ContinuousClock.now
+                    if let lastRead, now - lastRead < coalescing { quietUntil = now + coalescing }
+                    lastRead = now
+                }
                 var flags: UInt32 = 0
                 if revents & Int16(POLLIN) != 0 { flags |= DBUS_WATCH_READABLE.rawValue }
                 if revents & Int16(POLLOUT) != 0 { flags |= DBUS_WATCH_WRITABLE.rawValue }

@@ -250,11 +250,7 @@ final class BusService: Service, Sendable {
     }
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled, self.connection.isConnected {
-                try? await Task.sleep(for: .milliseconds(500))
-            }
-        }
+        await cancelWhenGracefulShutdown { await self.connection.waitUntilClosed() }
         let lost = !connection.isConnected
         client.close()
         connection.close()

@@ -45,10 +45,14 @@ public struct SystemdNotifier: Sendable {
         let bytes = Array(state.utf8)
         let sent = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                sendto(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL), socketAddress, length)
+                sendto(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT), socketAddress, length)
             }
         }
         guard sent == bytes.count else {
+            // A listener that stops reading fills its queue; waiting for it would stall the thread that sends.
+            if errno == EAGAIN || errno == EWOULDBLOCK {
+                throw Failure(description: "\(socketPath) is not being read: the message was dropped")
+            }
             throw Failure(description: "sending to \(socketPath) failed: \(String(cString: strerror(errno)))")
         }
     }

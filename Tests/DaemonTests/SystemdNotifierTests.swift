@@ -7,19 +7,19 @@ import Testing
 
 /// sd_notify by hand: datagrams to $NOTIFY_SOCKET, a path or an abstract name, as systemd listens.
 @Suite struct SystemdNotifierTests {
-    @Test func messagesReachAPathSocket() throws {
+    @Test func messagesReachAPathSocket() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("notify-\(UUID().uuidString)").path
         let listener = try NotifySocket(path)
         let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": path])
         try notifier.notify("READY=1\nSTATUS=idle")
-        #expect(listener.receive() == "READY=1\nSTATUS=idle")
+        #expect(try await listener.waitFor("STATUS=idle", timeout: 2) == ["READY=1\nSTATUS=idle"])
     }
 
-    @Test func messagesReachAnAbstractSocket() throws {
+    @Test func messagesReachAnAbstractSocket() async throws {
         let name = "@systole-notify-\(UUID().uuidString)"
         let listener = try NotifySocket(name)
         try SystemdNotifier(environment: ["NOTIFY_SOCKET": name]).notify("WATCHDOG=1")
-        #expect(listener.receive() == "WATCHDOG=1")
+        #expect(try await listener.waitFor("WATCHDOG=1", timeout: 2) == ["WATCHDOG=1"])
     }
 
     @Test func withoutSystemdNothingIsSentAndTheWatchdogFollowsItsVariables() throws {
@@ -36,5 +36,27 @@ import Testing
         let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": "/nonexistent/notify"])
         let error = #expect(throws: SystemdNotifier.Failure.self) { try notifier.notify("READY=1") }
         #expect(error?.description.hasPrefix("sending to /nonexistent/notify failed") == true)
+    }
+
+    @Test func aListenerThatStopsReadingCostsDroppedMessagesNotAStalledThread() throws {
+        let name = "@systole-notify-\(UUID().uuidString)"
+        let listener = try NotifySocket(name, reading: false)
+        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": name])
+        var sent = 0
+        var dropped: SystemdNotifier.Failure?
+        // The kernel queues a few datagrams for a listener (net.unix.max_dgram_qlen, 10 by default); past them a
+        // blocking send would wait for ever.
+        for index in 0..<1_000 {
+            do {
+                try notifier.notify("STATUS=running · \(index)")
+                sent += 1
+            } catch {
+                dropped = error
+                break
+            }
+        }
+        #expect(sent < 1_000, "the queue never filled")
+        #expect(dropped?.description == "\(name) is not being read: the message was dropped")
+        withExtendedLifetime(listener) {}
     }
 }

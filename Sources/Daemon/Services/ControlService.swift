@@ -62,6 +62,7 @@ final class ControlService: Service, Sendable {
         // Properties follow the workout and the sensors; the elapsed time and heart rate age once a second.
         let workoutChanges = workouts.changes.subscribe(buffering: 1)
         let sensorChanges = sensors.statusChanged.subscribe(buffering: 1)
+        let workoutActivity = workouts.changes.subscribe(buffering: 1)
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { for await _ in workoutChanges { await self.refresh() } }
@@ -76,13 +77,17 @@ final class ControlService: Service, Sendable {
                     }
                 }
                 group.addTask {
-                    // The elapsed time and the heart rate's age, once a second unless a refresh came anyway
-                    // (while sensors stream, the one above: two a second cost a twentieth of the daemon's CPU with a
-                    // hundred sensors).
-                    while !Task.isCancelled {
-                        try? await Task.sleep(for: .seconds(1))
-                        if await self.lastRefresh.age >= .milliseconds(900) { await self.refresh() }
-                    }
+                    // The elapsed time and the heart rate's age, once a second while a workout is ongoing, unless a
+                    // refresh came anyway (while sensors stream, the one above). Without a workout nothing ages, and
+                    // no timer runs: an idle daemon sleeps until something happens. Checked once at first (a workout
+                    // recovered at start may have been announced before this subscribed), then at each change.
+                    var changes = workoutActivity.makeAsyncIterator()
+                    repeat {
+                        while !Task.isCancelled, await self.workouts.snapshot.workoutID != nil {
+                            try? await Task.sleep(for: .seconds(1))
+                            if await self.lastRefresh.age >= .milliseconds(900) { await self.refresh() }
+                        }
+                    } while await changes.next() != nil
                 }
             }
         }

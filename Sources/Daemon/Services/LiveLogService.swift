@@ -35,6 +35,7 @@ final class LiveLogService: Service, Sendable {
 
     func run() async throws {
         let readings = workouts.recorded.subscribe()
+        let workoutChanges = workouts.changes.subscribe(buffering: 1)
         let lastLine = LastTime()
         // On the thread that records the readings: a batch's lines are written right after its commit, without
         // waking a thread of their own.
@@ -48,15 +49,22 @@ final class LiveLogService: Service, Sendable {
                         }
                     }
                     group.addTask {
-                        while !Task.isCancelled {
-                            try? await Task.sleep(for: Self.quietInterval)
-                            let snapshot = await self.workouts.snapshot
-                            guard snapshot.state == .running || snapshot.state == .paused,
-                                await lastLine.age > Self.quietInterval
-                            else { continue }
-                            self.write([(Date(), nil, snapshot)])
-                            await lastLine.set(.now)
-                        }
+                        // Only while a workout is ongoing: idle, no timer runs. Checked once at first (a workout
+                        // recovered at start may have been announced before this subscribed), then at each change.
+                        var changes = workoutChanges.makeAsyncIterator()
+                        repeat {
+                            while !Task.isCancelled {
+                                let snapshot = await self.workouts.snapshot
+                                guard snapshot.workoutID != nil else { break }
+                                try? await Task.sleep(for: Self.quietInterval)
+                                let now = await self.workouts.snapshot
+                                guard now.state == .running || now.state == .paused,
+                                    await lastLine.age > Self.quietInterval
+                                else { continue }
+                                self.write([(Date(), nil, now)])
+                                await lastLine.set(.now)
+                            }
+                        } while await changes.next() != nil
                     }
                 }
             }
