@@ -270,7 +270,9 @@ public final class BlueZClient: Sendable {
     /// accepts. The stream ends when the consumer stops iterating.
     ///
     /// `isIncluded` runs on the connection's loop thread before the event is queued: with many sensors streaming,
-    /// leaving out the notifications a consumer does not want saves waking it for each of them.
+    /// leaving out the notifications a consumer does not want saves waking it for each of them. The values of a
+    /// notify session this client holds open (``GattCharacteristic/notifications(onValue:)``) go to that session
+    /// alone, read on the bus's fast path: they reach no stream here and leave the cached `Value` as it was.
     public func events(
         under pathPrefix: String? = nil,
         where isIncluded: (@Sendable (BlueZEvent) -> Bool)? = nil

@@ -26,7 +26,8 @@ public struct GattCharacteristic: Sendable, Hashable {
     /// `read`, `write`, `notify`, … as BlueZ lists them.
     public var flags: [String] { value("Flags")?.strings ?? [] }
     public var isNotifying: Bool { value("Notifying")?.bool ?? false }
-    /// The last value read or notified, as cached by bluetoothd.
+    /// The last value bluetoothd announced, as this client caches it; the values of a notify session this client
+    /// holds open go to the session instead and leave this as it was.
     public var cachedValue: [UInt8]? { value("Value")?.bytes }
 
     /// Reads the value from the device.
@@ -117,16 +118,28 @@ public struct GattCharacteristic: Sendable, Hashable {
                 return
             }
         }
+        // The usual signal, a Value alone, is read straight from the message; the sink above takes any other
+        // (bluetoothd may report Notifying in the same signal as a first value).
+        let route = client.connection.routeByteValue(
+            of: "Value",
+            interface: BlueZ.Interface.gattCharacteristic,
+            path: path,
+            sender: BlueZ.service
+        ) { bytes, receivedAt in
+            deliver(GattNotification(value: Array(bytes), receivedAt: receivedAt, receivedDate: Date()))
+        }
         let client = client
         do {
             _ = try await client.connection.callBlueZ(path, BlueZ.Interface.gattCharacteristic, "StartNotify")
         } catch {
             client.removeSink(sink)
+            client.connection.removeRoute(route)
             continuation.finish()
             throw error
         }
         continuation.onTermination = { termination in
             client.removeSink(sink)
+            client.connection.removeRoute(route)
             // Only a consumer that stopped listening ends the session; a vanished characteristic has none left.
             guard case .cancelled = termination else { return }
             Task {

@@ -35,6 +35,8 @@ final class LoopState: @unchecked Sendable {
 
     private var objects: [String: DBusObject] = [:]
     private var managers: Set<String> = []
+    /// Byte-valued properties read on the fast path, by object path.
+    private var byteValueRoutes: [String: ByteValueRouteEntry] = [:]
     /// Tasks waiting for the connection to close (any thread adds or removes one; the loop thread resumes them).
     private let closeWaiters = Mutex<CloseWaiters>(CloseWaiters())
 
@@ -147,6 +149,28 @@ final class LoopState: @unchecked Sendable {
         if nameOwners[name] == nil { nameOwners[name] = owner }
     }
 
+    func addByteValueRoute(_ entry: ByteValueRouteEntry, path: String) {
+        byteValueRoutes[path] = entry
+    }
+
+    func removeByteValueRoute(_ route: DBusByteValueRoute) {
+        if byteValueRoutes[route.path]?.id == route.id { byteValueRoutes.removeValue(forKey: route.path) }
+    }
+
+    /// Hands a routed property's bytes to its handler; false when `message` is not for a route or says more than
+    /// the one property (the general path then takes it).
+    private func routeByteValue(_ message: Message, interface: String, member: String) -> Bool {
+        guard member == "PropertiesChanged", interface == Properties.interface, let path = message.path,
+            let route = byteValueRoutes[path]
+        else { return false }
+        // Only the owner the route names may feed it: on the system bus anyone can send a signal for any path.
+        guard let owner = nameOwners[route.sender], message.sender == owner else { return false }
+        let receivedAt = ContinuousClock.now
+        return ByteValueChange.read(message.raw, interface: route.interface, property: route.property) { bytes in
+            route.handler(bytes, receivedAt)
+        }
+    }
+
     // MARK: Objects
 
     func export(_ object: DBusObject) {
@@ -245,6 +269,7 @@ final class LoopState: @unchecked Sendable {
             loop?.stop()
             return
         }
+        if !byteValueRoutes.isEmpty, routeByteValue(message, interface: interface, member: member) { return }
         guard let arguments = try? message.arguments() else { return }
         let signal = DBusSignal(
             sender: message.sender ?? "",
