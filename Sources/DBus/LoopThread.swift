@@ -62,33 +62,20 @@ final class LoopThread: @unchecked Sendable {
         close(wakeWrite)
     }
 
-    /// Starts the OS thread; `body` runs on it first (it opens the connection), then the loop.
-    func start(_ body: @escaping @Sendable (LoopThread) -> OpaquePointer?) {
-        let box = Unmanaged.passRetained(StartBox(loop: self, body: body))
-        var thread = pthread_t()
-        let result = pthread_create(
-            &thread,
-            nil,
-            { raw in
-                let box = Unmanaged<StartBox>.fromOpaque(raw!).takeRetainedValue()
-                box.loop.threadMain(box.body)
-                return nil
-            },
-            box.toOpaque()
-        )
-        if result == 0 {
-            pthread_detach(thread)
-        } else {
-            box.release()
-        }
-    }
-
-    private final class StartBox {
-        let loop: LoopThread
-        let body: @Sendable (LoopThread) -> OpaquePointer?
-        init(loop: LoopThread, body: @escaping @Sendable (LoopThread) -> OpaquePointer?) {
-            self.loop = loop
-            self.body = body
+    /// Starts the OS thread with `spawn`; `body` runs on it first (it opens the connection), then the loop.
+    ///
+    /// - Throws: when no thread could be started. `body` never runs then, and the loop refuses jobs.
+    func start(
+        spawn: ThreadSpawner = spawnDetachedThread,
+        _ body: @escaping @Sendable (LoopThread) -> OpaquePointer?
+    ) throws(DBusError) {
+        let result = spawn { self.threadMain(body) }
+        guard result == 0 else {
+            queue.withLock { $0.ended = true }
+            throw DBusError(
+                .failed,
+                "could not start the connection's loop thread: \(String(cString: strerror(result)))"
+            )
         }
     }
 
