@@ -22,6 +22,9 @@ public final class DBusConnection: Sendable {
 
     /// Opens a private connection to `bus` and registers on it (`Hello`).
     ///
+    /// Throws `org.freedesktop.DBus.Error.Timeout` when the bus has not answered within 25 seconds, and gives up
+    /// as well when the calling task is cancelled.
+    ///
     /// - Parameter coalescing: the least time between two reads of the bus. Zero (the default) reads each
     ///   message as it arrives. A daemon taking hundreds of signals a second passes a few milliseconds: it then
     ///   wakes once per tick for everything that arrived, and replies and signals wait at most that long.
@@ -29,16 +32,34 @@ public final class DBusConnection: Sendable {
         to bus: DBusBus,
         coalescing: Duration = .zero
     ) async throws(DBusError) -> DBusConnection {
+        try await connect(to: bus, coalescing: coalescing, timeout: .seconds(25), spawnThread: spawnDetachedThread)
+    }
+
+    /// ``connect(to:coalescing:)`` with what tests replace: how long to wait for the bus to answer, and how the
+    /// loop thread starts.
+    static func connect(
+        to bus: DBusBus,
+        coalescing: Duration,
+        timeout: Duration,
+        spawnThread: ThreadSpawner
+    ) async throws(DBusError) -> DBusConnection {
         _ = dbus_threads_init_default()
         let loop = try LoopThread(coalescing: coalescing)
         let state = LoopState()
-        let result: Result<String, DBusError> = await withCheckedContinuation { continuation in
-            loop.start { loop in
+        let result = await ConnectWaiter().outcome(connecting: bus, within: timeout) { waiter throws(DBusError) in
+            // libdbus connects on the loop thread, so a thread that cannot start leaves nothing to close.
+            try loop.start(spawn: spawnThread) { loop in
                 switch Self.open(bus) {
                 case .failure(let error):
-                    continuation.resume(returning: .failure(error))
+                    waiter.finish(.failure(error))
                     return nil
                 case .success(let raw):
+                    guard let continuation = waiter.takeWaiting() else {
+                        // Too late: the caller has given up, and nobody else will ever use this connection.
+                        dbus_connection_close(raw)
+                        dbus_connection_unref(raw)
+                        return nil
+                    }
                     state.attach(raw, loop: loop)
                     let name = dbus_bus_get_unique_name(raw).map { String(cString: $0) } ?? ""
                     continuation.resume(returning: .success(name))

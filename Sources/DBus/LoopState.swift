@@ -47,8 +47,16 @@ final class LoopState: @unchecked Sendable {
 
     func nextCallID() -> UInt64 { callIDs.add(1, ordering: .relaxed).newValue }
 
+    /// In debug builds, traps unless the caller runs on the connection's loop thread, which ``attach(_:loop:)``
+    /// names; see `LoopThread.assertOnLoopThread`.
+    @inline(__always)
+    private func assertOnLoopThread(file: StaticString = #fileID, line: UInt = #line) {
+        assert(loop?.isCurrent ?? false, "called off the D-Bus connection's loop thread", file: file, line: line)
+    }
+
     /// Loop thread: the connection is open; install the message filter.
     func attach(_ raw: OpaquePointer, loop: LoopThread) {
+        loop.assertOnLoopThread()
         self.raw = raw
         self.loop = loop
         isOpen.store(true, ordering: .releasing)
@@ -66,6 +74,7 @@ final class LoopState: @unchecked Sendable {
 
     // MARK: Sending
 
+    /// Loop thread: send a method call; `continuation` gets its reply, or an error at `deadline`.
     func send(
         _ message: Message,
         callID: UInt64,
@@ -74,6 +83,7 @@ final class LoopState: @unchecked Sendable {
         loop: LoopThread,
         continuation: CheckedContinuation<Result<[DBusValue], DBusError>, Never>
     ) {
+        assertOnLoopThread()
         guard let raw, isOpen.load(ordering: .acquiring) else {
             continuation.resume(returning: .failure(DBusError(.disconnected, "not connected: \(description)")))
             return
@@ -91,12 +101,16 @@ final class LoopState: @unchecked Sendable {
         }
     }
 
+    /// Loop thread: send a message that expects no reply.
     func sendOnly(_ message: Message) {
+        assertOnLoopThread()
         guard let raw, isOpen.load(ordering: .acquiring) else { return }
         dbus_connection_send(raw, message.raw, nil)
     }
 
+    /// Loop thread: fail a pending call, its caller having stopped waiting.
     func cancelCall(_ callID: UInt64) {
+        assertOnLoopThread()
         guard let serial = serialByCallID[callID] else { return }
         finish(serial, .failure(DBusError(.failed, "cancelled")))
     }
@@ -110,12 +124,14 @@ final class LoopState: @unchecked Sendable {
 
     // MARK: Signals
 
+    /// Loop thread: deliver the signals `rule` matches until ``removeSubscription(_:)``.
     func addSubscription(
         _ id: UInt64,
         rule: DBusMatchRule,
         continuation: AsyncThrowingStream<DBusSignal, any Error>.Continuation,
         deliver: @escaping @Sendable (DBusSignal) -> Void
     ) {
+        assertOnLoopThread()
         guard isOpen.load(ordering: .acquiring) else {
             continuation.finish(throwing: DBusError(.disconnected, "not connected"))
             return
@@ -123,7 +139,9 @@ final class LoopState: @unchecked Sendable {
         subscriptions[id] = Subscription(rule: rule, continuation: continuation, deliver: deliver)
     }
 
+    /// Loop thread: end a subscription and remove its match rule from the bus.
     func removeSubscription(_ id: UInt64) {
+        assertOnLoopThread()
         guard let subscription = subscriptions.removeValue(forKey: id) else { return }
         // Another subscription may still need the same rule; the bus counts AddMatch calls, so one RemoveMatch
         // per AddMatch keeps it right.
@@ -144,7 +162,9 @@ final class LoopState: @unchecked Sendable {
         watchedOwnersLock.withLock { $0.insert(name).inserted }
     }
 
+    /// Loop thread: the owner of a watched name when the watch began (unless a change came first).
     func seedOwner(_ name: String, _ owner: String?) {
+        assertOnLoopThread()
         watchedOwners.insert(name)
         if nameOwners[name] == nil { nameOwners[name] = owner }
     }
@@ -173,7 +193,9 @@ final class LoopState: @unchecked Sendable {
 
     // MARK: Objects
 
+    /// Loop thread: answer calls to `object`.
     func export(_ object: DBusObject) {
+        assertOnLoopThread()
         objects[object.path] = object
         if let manager = manager(for: object.path) {
             let interfaces = object.interfacesAndProperties()
@@ -183,7 +205,9 @@ final class LoopState: @unchecked Sendable {
         }
     }
 
+    /// Loop thread: stop answering calls to the object at `path`.
     func unexport(_ path: String) {
+        assertOnLoopThread()
         guard let object = objects.removeValue(forKey: path) else { return }
         object.detach()
         if let manager = manager(for: path) {
@@ -192,7 +216,9 @@ final class LoopState: @unchecked Sendable {
         }
     }
 
+    /// Loop thread: make `path` an object manager.
     func addObjectManager(_ path: String) {
+        assertOnLoopThread()
         managers.insert(path)
         if objects[path] == nil, let connection = owner?.connection {
             let root = DBusObject(path: path)
@@ -201,16 +227,19 @@ final class LoopState: @unchecked Sendable {
         }
     }
 
-    /// The object manager whose subtree holds `path` (the nearest ancestor), if any.
+    /// Loop thread: the object manager whose subtree holds `path` (the nearest ancestor), if any.
     func manager(for path: String) -> String? {
-        managers.filter { $0 != path && Self.isDescendant(path, of: $0) }.max { $0.count < $1.count }
+        assertOnLoopThread()
+        return managers.filter { $0 != path && Self.isDescendant(path, of: $0) }.max { $0.count < $1.count }
     }
 
     static func isDescendant(_ path: String, of root: String) -> Bool {
         root == "/" ? path != "/" : path.hasPrefix(root + "/")
     }
 
+    /// Loop thread: announce interfaces added at `path` under `manager`.
     func emitInterfacesAdded(manager: String, path: String, interfaces: [String: [String: DBusValue]]) {
+        assertOnLoopThread()
         let value = DBusValue.dictionary(
             key: .string,
             value: DBusType.propertyMap,
@@ -219,11 +248,15 @@ final class LoopState: @unchecked Sendable {
         emit(manager, ObjectManager.interface, "InterfacesAdded", [.objectPath(path), value])
     }
 
+    /// Loop thread: announce interfaces removed from `path` under `manager`.
     func emitInterfacesRemoved(manager: String, path: String, names: [String]) {
+        assertOnLoopThread()
         emit(manager, ObjectManager.interface, "InterfacesRemoved", [.objectPath(path), .strings(names.sorted())])
     }
 
+    /// Loop thread: emit a signal.
     func emit(_ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue]) {
+        assertOnLoopThread()
         guard let message = try? Message.signal(path: path, interface: interface, member: member) else { return }
         guard (try? message.append(arguments)) != nil else { return }
         sendOnly(message)
@@ -236,7 +269,9 @@ final class LoopState: @unchecked Sendable {
 
     // MARK: Incoming
 
+    /// Loop thread: libdbus's filter, for every message the connection dispatches.
     private func handle(_ message: Message) -> DBusHandlerResult {
+        assertOnLoopThread()
         switch message.type {
         case MessageType.methodReturn, MessageType.error:
             let serial = message.replySerial
@@ -407,6 +442,7 @@ final class LoopState: @unchecked Sendable {
 
     /// Loop thread: fail every pending call and end every stream.
     func shutDown(_ error: DBusError) {
+        assertOnLoopThread()
         isOpen.store(false, ordering: .releasing)
         let calls = pending
         pending = [:]

@@ -62,34 +62,34 @@ final class LoopThread: @unchecked Sendable {
         close(wakeWrite)
     }
 
-    /// Starts the OS thread; `body` runs on it first (it opens the connection), then the loop.
-    func start(_ body: @escaping @Sendable (LoopThread) -> OpaquePointer?) {
-        let box = Unmanaged.passRetained(StartBox(loop: self, body: body))
-        var thread = pthread_t()
-        let result = pthread_create(
-            &thread,
-            nil,
-            { raw in
-                let box = Unmanaged<StartBox>.fromOpaque(raw!).takeRetainedValue()
-                box.loop.threadMain(box.body)
-                return nil
-            },
-            box.toOpaque()
-        )
-        if result == 0 {
-            pthread_detach(thread)
-        } else {
-            box.release()
+    /// Starts the OS thread with `spawn`; `body` runs on it first (it opens the connection), then the loop.
+    ///
+    /// - Throws: when no thread could be started. `body` never runs then, and the loop refuses jobs.
+    func start(
+        spawn: ThreadSpawner = spawnDetachedThread,
+        _ body: @escaping @Sendable (LoopThread) -> OpaquePointer?
+    ) throws(DBusError) {
+        let result = spawn { self.threadMain(body) }
+        guard result == 0 else {
+            queue.withLock { $0.ended = true }
+            throw DBusError(
+                .failed,
+                "could not start the connection's loop thread: \(String(cString: strerror(result)))"
+            )
         }
     }
 
-    private final class StartBox {
-        let loop: LoopThread
-        let body: @Sendable (LoopThread) -> OpaquePointer?
-        init(loop: LoopThread, body: @escaping @Sendable (LoopThread) -> OpaquePointer?) {
-            self.loop = loop
-            self.body = body
-        }
+    /// Whether the caller runs on this loop's thread (never before the thread starts or after it ends).
+    var isCurrent: Bool {
+        pthread_equal(pthread_self(), pthread_t(threadID.load(ordering: .acquiring))) != 0
+    }
+
+    /// In debug builds, traps unless the caller runs on this loop's thread, as SwiftNIO's `assertInEventLoop`
+    /// does: the loop-thread state has no lock, so a caller on another thread would race with the loop. Release
+    /// builds check nothing.
+    @inline(__always)
+    func assertOnLoopThread(file: StaticString = #fileID, line: UInt = #line) {
+        assert(isCurrent, "called off the D-Bus connection's loop thread", file: file, line: line)
     }
 
     /// Runs `job` on the loop thread soon. Safe from any thread. Returns false (and drops the job) when the
@@ -112,19 +112,30 @@ final class LoopThread: @unchecked Sendable {
     /// called with the returned token.
     @discardableResult
     func schedule(at instant: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> UInt64 {
+        assertOnLoopThread()
         nextDeadline += 1
         deadlines[nextDeadline] = (instant, action)
         return nextDeadline
     }
 
     /// Loop thread only: forget a scheduled action.
-    func cancelScheduled(_ token: UInt64) { deadlines[token] = nil }
+    func cancelScheduled(_ token: UInt64) {
+        assertOnLoopThread()
+        deadlines[token] = nil
+    }
 
     /// Loop thread only: stop after this iteration.
-    func stop() { running = false }
+    func stop() {
+        assertOnLoopThread()
+        running = false
+    }
 
     private func threadMain(_ open: @Sendable (LoopThread) -> OpaquePointer?) {
-        defer { endQueue() }
+        defer {
+            endQueue()
+            // pthread_t values are reused: a thread started later must not pass for this one.
+            threadID.store(0, ordering: .releasing)
+        }
         nameCurrentThread("dbus-loop")
         threadID.store(UInt(pthread_self()), ordering: .releasing)
         guard let connection = open(self) else { return }
@@ -133,11 +144,15 @@ final class LoopThread: @unchecked Sendable {
         dbus_connection_set_watch_functions(
             connection,
             { watch, data in
-                LoopThread.from(data).watches.append(watch!)
+                let loop = LoopThread.from(data)
+                loop.assertOnLoopThread()
+                loop.watches.append(watch!)
                 return 1
             },
             { watch, data in
-                LoopThread.from(data).watches.removeAll { $0 == watch }
+                let loop = LoopThread.from(data)
+                loop.assertOnLoopThread()
+                loop.watches.removeAll { $0 == watch }
             },
             nil,
             context,
@@ -147,14 +162,18 @@ final class LoopThread: @unchecked Sendable {
             connection,
             { timeout, data in
                 let loop = LoopThread.from(data)
+                loop.assertOnLoopThread()
                 loop.timeouts[timeout!] = .now + .milliseconds(Int(dbus_timeout_get_interval(timeout)))
                 return 1
             },
             { timeout, data in
-                LoopThread.from(data).timeouts[timeout!] = nil
+                let loop = LoopThread.from(data)
+                loop.assertOnLoopThread()
+                loop.timeouts[timeout!] = nil
             },
             { timeout, data in
                 let loop = LoopThread.from(data)
+                loop.assertOnLoopThread()
                 loop.timeouts[timeout!] = .now + .milliseconds(Int(dbus_timeout_get_interval(timeout)))
             },
             context,
@@ -283,9 +302,7 @@ final class LoopThread: @unchecked Sendable {
     /// consumers that want a wakeup's messages handed on together rather than one at a time.
     func atEndOfDispatch(_ action: @escaping () -> Void) -> Bool {
         // The thread first: `dispatching` is the loop thread's alone.
-        guard pthread_equal(pthread_self(), pthread_t(threadID.load(ordering: .acquiring))) != 0, dispatching else {
-            return false
-        }
+        guard isCurrent, dispatching else { return false }
         endOfDispatch.append(action)
         return true
     }
