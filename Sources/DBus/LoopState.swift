@@ -169,11 +169,15 @@ final class LoopState: @unchecked Sendable {
         if nameOwners[name] == nil { nameOwners[name] = owner }
     }
 
+    /// Loop thread: routes `path`'s property to the entry's handler, replacing any route it had.
     func addByteValueRoute(_ entry: ByteValueRouteEntry, path: String) {
+        assertOnLoopThread()
         byteValueRoutes[path] = entry
     }
 
+    /// Loop thread: ends `route` unless a newer one replaced it.
     func removeByteValueRoute(_ route: DBusByteValueRoute) {
+        assertOnLoopThread()
         if byteValueRoutes[route.path]?.id == route.id { byteValueRoutes.removeValue(forKey: route.path) }
     }
 
