@@ -229,7 +229,7 @@ public final class BlueZClient: Sendable {
                 if let found = state.sinksByPrefix[String(path[..<next])] { ids.formUnion(found) }
                 index = next
             }
-            // In sink order, so handlers run in the order they were added, as before the memo.
+            // In sink order, so handlers run in the order they were added.
             let handlers = ids.sorted().compactMap { state.sinks[$0]?.handler }
             // Paths of objects long gone would pile up; a daemon has a few hundred live ones.
             if state.handlersByPath.count > 4096 { state.handlersByPath = [:] }

@@ -6,12 +6,11 @@ import WorkoutKit
 /// packed in a blob, and every few thousand samples (and before any read) the inbox is folded into the sample
 /// tables in one transaction.
 ///
-/// A commit used to insert every sample where it belongs: a heartbeat row with four indexes, a series update
-/// and a chunk, so with a hundred sensors each commit dirtied dozens of pages and the store was a third of the
-/// daemon's work. An inbox row is one insert at the end of one table; folding thousands of samples at once
-/// touches each series once and each page once. A save is durable when its inbox row is committed; folding is
-/// atomic, so a crash leaves every sample either in the inbox or in its table, never both (leftovers are folded
-/// when the store opens).
+/// Inserting every sample where it belongs at each commit (a heartbeat row with four indexes, a series update and
+/// a chunk) would dirty dozens of pages per commit with a hundred sensors. An inbox row is one insert at the end of
+/// one table; folding thousands of samples at once touches each series once and each page once. A save is durable
+/// when its inbox row is committed; folding is atomic, so a crash leaves every sample either in the inbox or in its
+/// table, never both (leftovers are folded when the store opens).
 enum Inbox {
     /// Appends `samples` (of one workout, or none) as one row.
     static func append(_ samples: [Sample], workoutID: UUID?, _ db: Database) throws {

@@ -272,8 +272,8 @@ final class SensorManager: Service, Sendable {
     }
 
     /// Publishes a reading with the others of the same bus wakeup: they arrive on the bus's loop thread one
-    /// notification at a time, and handing on the first at once woke the workout for it alone, so a tick's
-    /// readings took two or three commits instead of one. Outside the loop's dispatch it goes at once.
+    /// notification at a time, and handing on the first at once would wake the workout for it alone, so a tick's
+    /// readings would take two or three commits instead of one. Outside the loop's dispatch it goes at once.
     private func publish(_ reading: DaemonReading) {
         let first = heldReadings.withLock { held -> Bool in
             if held == nil {
