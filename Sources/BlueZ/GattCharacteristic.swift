@@ -157,6 +157,12 @@ public struct GattNotification: Sendable, Hashable {
     public var receivedAt: ContinuousClock.Instant
     /// Wall-clock receive time.
     public var receivedDate: Date
+
+    public init(value: [UInt8], receivedAt: ContinuousClock.Instant, receivedDate: Date) {
+        self.value = value
+        self.receivedAt = receivedAt
+        self.receivedDate = receivedDate
+    }
 }
 
 /// Notifications of one StartNotify session. Iterate from one task; stop iterating to end the session.

@@ -63,20 +63,17 @@ public final class HeartRateSensor: Sendable {
     private let state: Mutex<SharedState>
 
     private struct SharedState {
-        var counters = Counters()
+        var connections = 0
         var chosen: BluetoothAddress?
-        var lastReceived: ContinuousClock.Instant?
-        var timeline = BeatTimeline()
-        var notificationGuard: NotificationGuard
-        var isStale = false
-        var energyResetPending = false
+        /// Everything from a notification's bytes to a reading.
+        var processor: HeartRateReadingProcessor
         var currentState: SensorConnectionState?
         /// Notifications are handled as they arrive once streaming has begun; those that come between StartNotify
         /// and then wait here, in order.
         var handlesNotifications = false
         var early: [GattNotification] = []
 
-        init(limits: RadioLimits) { notificationGuard = NotificationGuard(limits: limits) }
+        init(limits: RadioLimits) { processor = HeartRateReadingProcessor(limits: limits) }
     }
 
     public init(client: BlueZClient, target: SensorTarget, options: Options = Options()) {
@@ -116,7 +113,16 @@ public final class HeartRateSensor: Sendable {
         }
     }
 
-    public var counters: Counters { state.withLock { $0.counters } }
+    public var counters: Counters {
+        state.withLock { shared in
+            Counters(
+                notifications: shared.processor.notifications,
+                malformed: shared.processor.malformed,
+                connections: shared.connections,
+                gaps: shared.processor.gaps
+            )
+        }
+    }
     /// The sensor's address once known.
     public var address: BluetoothAddress? { state.withLock { $0.chosen } }
 
@@ -235,7 +241,7 @@ public final class HeartRateSensor: Sendable {
             )
         }
         let notifications = try await subscribe(measurement, device, address: address)
-        state.withLock { $0.counters.connections += 1 }
+        state.withLock { $0.connections += 1 }
         await readStaticValues(device)
         report(.streaming)
         try await stream(notifications, device: device, address: address, deviceEvents: deviceEvents)
@@ -427,12 +433,7 @@ public final class HeartRateSensor: Sendable {
         address: BluetoothAddress,
         deviceEvents: AsyncStream<BlueZEvent>
     ) async throws {
-        state.withLock { shared in
-            shared.timeline.reset()
-            shared.notificationGuard.newConnection()
-            shared.lastReceived = .now
-            shared.isStale = false
-        }
+        state.withLock { $0.processor.newConnection(at: .now) }
         startHandlingNotifications(address: address, device: device)
         defer { state.withLock { $0.handlesNotifications = false } }
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -471,128 +472,14 @@ public final class HeartRateSensor: Sendable {
         address: BluetoothAddress,
         device: BluetoothDevice
     ) {
-        // The rate bound comes first: a flood costs a counter increment per notification, not a decode.
-        let admitted = state.withLock { shared -> Bool in
-            shared.lastReceived = notification.receivedAt
-            return shared.notificationGuard.admit(at: notification.receivedAt)
-        }
-        guard admitted else {
-            emit(
-                .rejected(
-                    .throttled,
-                    count: 1,
-                    detail: "more than \(options.limits.notificationsPerSecond) notifications a second"
-                )
-            )
-            return
-        }
-        var measurement: HeartRateMeasurement
-        do {
-            measurement = try HeartRateMeasurement(decoding: notification.value)
-        } catch {
-            state.withLock { $0.counters.malformed += 1 }
-            emit(.malformed(payload: notification.value, error: error))
-            return
-        }
-        let limits = options.limits
-        guard limits.heartRate.contains(measurement.heartRate) || measurement.heartRate == 0 else {
-            emit(
-                .rejected(
-                    .outOfRange,
-                    count: 1,
-                    detail: "heart rate \(measurement.heartRate) bpm is outside \(limits.heartRate.lowerBound)–"
-                        + "\(limits.heartRate.upperBound) bpm: the notification was skipped"
-                )
-            )
-            return
-        }
-        let sent = measurement.rrIntervals
-        measurement.rrIntervals = sent.filter { limits.rrTicks.contains($0.ticks) }
-        let implausibleIntervals = sent.count - measurement.rrIntervals.count
-        let (placement, wasStale, resetEnergy, energy) = state.withLock { shared in
-            shared.counters.notifications += 1
-            let placement = shared.timeline.place(
-                measurement.rrIntervals,
-                receivedAt: notification.receivedAt,
-                latency: limits.beatLatency,
-                firstWindow: limits.firstBeatsWindow
-            )
-            if !placement.isContinuous, !placement.beatTimes.isEmpty, shared.counters.notifications > 1 {
-                shared.counters.gaps += 1
-            }
-            let wasStale = shared.isStale
-            shared.isStale = false
-            var resetEnergy = false
-            if measurement.isEnergyExpendedSaturated {
-                resetEnergy = !shared.energyResetPending
-                shared.energyResetPending = true
-            } else if measurement.energyExpended != nil {
-                shared.energyResetPending = false
-            }
-            let energy = measurement.energyExpended.map {
-                shared.notificationGuard.energy($0, at: notification.receivedAt, date: notification.receivedDate)
-            }
-            return (placement, wasStale, resetEnergy, energy)
-        }
-        if wasStale { report(.streaming) }
-        if implausibleIntervals > 0 {
-            emit(
-                .rejected(
-                    .outOfRange,
-                    count: implausibleIntervals,
-                    detail: "RR intervals outside 200 ms–3 s were skipped"
-                )
-            )
-        }
-        if placement.dropped > 0 {
-            emit(
-                .rejected(
-                    .excessBeats,
-                    count: placement.dropped,
-                    detail: "beats adding up to more than the time since the previous notification were skipped"
-                )
-            )
-        }
-        // Only the beats placed stay in the reading, so nothing downstream sees an interval that was left out.
-        measurement.rrIntervals = Array(measurement.rrIntervals.suffix(placement.beatTimes.count))
-        var increment: EnergyIncrement?
-        switch energy {
-        case .increment(let accepted): increment = accepted
-        case .outOfRange(let kilojoules, let seconds):
-            measurement.energyExpended = nil
-            emit(
-                .rejected(
-                    .outOfRange,
-                    count: 1,
-                    detail: "an energy increase of \(Int(kilojoules)) kJ in \(String(format: "%.1f", seconds)) s is "
-                        + "more than a person can expend (\(limits.energyPerSecond) kJ/s); counting starts again"
-                )
-            )
-        case .baseline, nil: break
-        }
-        let beats = zip(measurement.rrIntervals, placement.beatTimes).map { interval, time in
-            let offset = notification.receivedAt - time
-            let seconds = Double(offset.components.seconds) + Double(offset.components.attoseconds) / 1e18
-            return Beat(interval: interval, time: time, date: notification.receivedDate.addingTimeInterval(-seconds))
-        }
-        emit(
-            .reading(
-                HeartRateReading(
-                    sensor: address,
-                    measurement: measurement,
-                    receivedAt: notification.receivedAt,
-                    receivedDate: notification.receivedDate,
-                    beats: beats,
-                    isContinuous: placement.isContinuous,
-                    energy: increment
-                )
-            )
-        )
-        guard resetEnergy else { return }
+        let outcome = state.withLock { $0.processor.process(notification, from: address) }
+        if outcome.isResumed { report(.streaming) }
+        for event in outcome.events { emit(event) }
+        guard outcome.requestsEnergyReset else { return }
         // Looked up when needed: bluetoothd may announce 0x2A39 a moment after 0x2A37, when streaming began.
         guard let controlPoint = device.characteristic(.heartRateControlPoint, in: .heartRateService) else {
             // Not there (yet): the next saturated reading tries again.
-            state.withLock { $0.energyResetPending = false }
+            state.withLock { $0.processor.energyResetFailed() }
             return
         }
         // The write waits for bluetoothd; notifications go on being handled meanwhile.
@@ -601,7 +488,7 @@ public final class HeartRateSensor: Sendable {
                 try await controlPoint.writeValue([HeartRateControlPoint.resetEnergyExpended.rawValue])
                 self.emit(.energyExpendedReset)
             } catch {
-                self.state.withLock { $0.energyResetPending = false }
+                self.state.withLock { $0.processor.energyResetFailed() }
             }
         }
     }
@@ -612,15 +499,12 @@ public final class HeartRateSensor: Sendable {
         let options = options
         await SilenceWatch.shared.watch { [weak self] in
             guard let self else { return .now + SilenceWatch.longestSleep }
-            let now = ContinuousClock.now
-            let (becameStale, deadline) = self.state.withLock { shared -> (Bool, ContinuousClock.Instant) in
-                let silence = (shared.timeline.usualInterval ?? options.assumedInterval) * options.staleIntervals
-                let deadline = (shared.lastReceived ?? now) + silence
-                // Stale already: nothing to watch for until a notification comes (which ends the staleness).
-                if shared.isStale { return (false, now + silence) }
-                guard deadline <= now else { return (false, deadline) }
-                shared.isStale = true
-                return (true, now + silence)
+            let (becameStale, deadline) = self.state.withLock {
+                $0.processor.checkSilence(
+                    at: .now,
+                    staleIntervals: options.staleIntervals,
+                    assumedInterval: options.assumedInterval
+                )
             }
             if becameStale { self.report(.stale) }
             return deadline
