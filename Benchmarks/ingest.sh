@@ -9,20 +9,32 @@
 # /proc/PID/stat), peak RSS (VmHWM, since the process started), the largest RSS in the measured window (sampled
 # twice a second) and the largest private memory (RssAnon); for systoled also the latency from the simulator's
 # emit time to the line being readable in the live log (p50/p99/max), its memory idle (no workout, its sensor
-# out of range), and the readings it dropped itself (the warnings in its log; the sweep prints them too). Prints a
-# table, the ratios systoled/null and bleak/systoled, and with --json the same as one JSON object.
+# out of range, the N sensors on the bus), and the readings it dropped itself (the warnings in its log; the sweep
+# prints them too). The whole machine's cost: the CPU of systoled, dbus-daemon and the simulator in the window per
+# notification systoled received, together and each (the bus's and the simulator's work serves every consumer in
+# the window, not systoled alone).
+# Before that, on the same bus, two short phases, each with a fresh systoled and a simulator of its own, measure
+# how often systoled wakes up (voluntary context switches of all its threads per second, Benchmarks/ingest/
+# wakeups.py), 10 s after letting it settle 5 s:
+#   idle            no sensor in range (the simulator plays an adapter alone), no workout, one sensor configured
+#   one strap 1 Hz  one Polar H10 at 1 Hz, streaming, a workout running
+# with their goals (≤ 1 and ≤ 5 a second) beside them.
+# Prints a table, the ratios systoled/null and bleak/systoled, and with --json the same as one JSON object.
 #
-# usage: Benchmarks/ingest.sh [--sensors N] [--rate HZ] [--seconds S] [--warmup S] [--no-bleak] [--json]
-#                              [--debug] [--check]
+# usage: Benchmarks/ingest.sh [--sensors N] [--rate HZ] [--seconds S] [--warmup S] [--no-bleak] [--no-wakeups]
+#                              [--json] [--debug] [--check]
+#        Benchmarks/ingest.sh --wakeups [--json] [--debug] [--check]   (the two wakeup phases alone, about 40 s)
 #        Benchmarks/ingest.sh --sweep [--sensors N] [--seconds S]   (raises the rate until systoled or the null
 #                                                                       consumer loses notifications)
 #   defaults: 100 sensors at 4 Hz, 60 s measured after a 10 s warm-up (a sweep step measures 10 s).
 #   --debug uses the debug build (for smoke runs: its figures are not the product's); --check exits 1 when a
-#   consumer lost more than 5 % of the notifications or systoled logged no reading (the test command's smoke run).
+#   consumer lost more than 5 % of the notifications, systoled logged no reading, or in the one-strap phase it
+#   logged no reading (the test command's smoke run). The wakeup goals are printed, not checked: the smoke run is
+#   a debug build on a busy machine. --no-wakeups leaves the wakeup phases out (the sweep's steps do).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SENSORS=100 RATE=4 MEASURE=60 WARMUP=10 BLEAK=1 JSON=0 SWEEP=0 CONFIG=release CHECK=0
+SENSORS=100 RATE=4 MEASURE=60 WARMUP=10 BLEAK=1 JSON=0 SWEEP=0 CONFIG=release CHECK=0 WAKEUPS=both
 while [ $# -gt 0 ]; do
   case "$1" in
     --sensors) SENSORS=$2; shift ;;
@@ -30,15 +42,18 @@ while [ $# -gt 0 ]; do
     --seconds) MEASURE=$2; shift ;;
     --warmup) WARMUP=$2; shift ;;
     --no-bleak) BLEAK=0 ;;
+    --wakeups) WAKEUPS=only ;;
+    --no-wakeups) WAKEUPS=none ;;
     --json) JSON=1 ;;
     --sweep) SWEEP=1 ;;
     --debug) CONFIG=debug ;;
     --check) CHECK=1 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set /{/^#/p}' "$0"; exit 0 ;;
     *) echo "ingest: unknown option $1 (see --help)" >&2; exit 64 ;;
   esac
   shift
 done
+if [ "$WAKEUPS" = only ] && [ "$SWEEP" = 1 ]; then echo "ingest: --wakeups and --sweep cannot be combined" >&2; exit 64; fi
 
 if [ "$SWEEP" = 1 ]; then
   # Doubling the rate each step, without bleak (it falls behind long before): the highest rate each consumer
@@ -52,7 +67,7 @@ if [ "$SWEEP" = 1 ]; then
   # that were not lost (at 100/s for 10 s, two are 0.2 %); a consumer that falls behind loses far more.
   limit=0.005
   while :; do
-    out=$("$0" --sensors "$SENSORS" --rate "$rate" --seconds "$step_seconds" --warmup 5 --no-bleak --json)
+    out=$("$0" --sensors "$SENSORS" --rate "$rate" --seconds "$step_seconds" --warmup 5 --no-bleak --no-wakeups --json)
     read -r offered null_rate null_loss sd_rate sd_loss sd_dropped < <(python3 -c '
 import json, sys
 r = json.loads(sys.argv[1])
@@ -79,7 +94,7 @@ for product in systole-sim systoled systole systole-sensor-ingest; do
 done
 BIN=$(swift build "${BUILD_FLAGS[@]}" --show-bin-path)
 
-if [ "$BLEAK" = 1 ]; then
+if [ "$BLEAK" = 1 ] && [ "$WAKEUPS" != only ]; then
   VENV=${XDG_CACHE_HOME:-$HOME/.cache}/systole-bench/venv
   if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import bleak" 2> /dev/null; then
     python3 -m venv "$VENV" >&2
@@ -90,12 +105,104 @@ fi
 source scripts/lib/private-bus.sh
 WORK=$(mktemp -d /tmp/systole-ingest.XXXXXX)
 cleanup() {
-  for pid in ${BLEAK_PID:-} ${DAEMON_PID:-} ${NULL_PID:-} ${SIM_PID:-}; do kill "$pid" 2> /dev/null || true; done
+  for pid in ${BLEAK_PID:-} ${DAEMON_PID:-} ${PHASE_PID:-} ${NULL_PID:-} ${SIM_PID:-}; do
+    kill "$pid" 2> /dev/null || true
+  done
   wait 2> /dev/null || true
   cleanup_private_run
 }
 trap cleanup EXIT
 start_private_bus "$WORK"
+
+# start_simulator SCENARIO OUT SENSORS [FLAG…]: plays SCENARIO on $BUS (SIM_PID) and waits until it owns org.bluez
+# and has listed its SENSORS sensors in OUT.
+start_simulator() {
+  local scenario=$1 out=$2 count=$3
+  shift 3
+  "$BIN/systole-sim" --bus "$BUS" --scenario "$scenario" "$@" > "$out" &
+  SIM_PID=$!
+  for _ in $(seq 600); do
+    grep -q '^ready ' "$out" 2> /dev/null && [ "$(grep -c '^sensor ' "$out")" = "$count" ] && return 0
+    sleep 0.1
+  done
+  echo "ingest: the simulator did not get ready ($scenario)" >&2
+  exit 1
+}
+
+# stop_simulator: ends it and waits, so that org.bluez is free for the next one.
+stop_simulator() {
+  kill "$SIM_PID" 2> /dev/null || true
+  wait "$SIM_PID" 2> /dev/null || true
+  SIM_PID=
+}
+
+# wait_streaming N: until systoled (on $BUS) answers and N of its sensors stream; 0 when they do.
+wait_streaming() {
+  local want=$1 streaming=0
+  for _ in $(seq 100); do "$BIN/systole" status --bus "$BUS" > /dev/null 2>&1 && break; sleep 0.1; done
+  for _ in $(seq 600); do
+    streaming=$("$BIN/systole" sensors --bus "$BUS" --json 2> /dev/null | python3 -c \
+      'import json,sys; print(sum(1 for s in json.load(sys.stdin) if s.get("state") == "streaming"))' || echo 0)
+    [ "$streaming" = "$want" ] && return 0
+    sleep 0.2
+  done
+  return 1
+}
+
+# The wakeup phases: each a simulator and a systoled of its own on the bus, one after the other (two simulators
+# would both claim org.bluez and the same object paths), before the main run so that its sensors, bleak's notify
+# sessions and their signals (systoled matches everything org.bluez sends) are not there to wake systoled.
+WAKEUP_SETTLE=5 WAKEUP_SECONDS=10
+
+# wakeup_phase NAME ADDRESS WORKOUT(0|1): a systoled configured with the one sensor ADDRESS, its wakeups measured
+# into $WORK/wakeups-NAME.json. With WORKOUT=1 it waits for the sensor to stream and starts a workout first, and the
+# readings logged in the window are counted too (they show it streamed while measured).
+wakeup_phase() {
+  local name=$1 address=$2 workout=$3 live_log=()
+  printf 'bus = "%s"\nstore = "%s/wakeups-%s.sqlite"\nsensors = ["%s"]\n\n[live_log]\npath = "%s/wakeups-%s.log"\n' \
+    "$BUS" "$WORK" "$name" "$address" "$WORK" "$name" > "$WORK/wakeups-$name.toml"
+  "$BIN/systoled" --config "$WORK/wakeups-$name.toml" 2> "$WORK/wakeups-$name.err" &
+  PHASE_PID=$!
+  if [ "$workout" = 1 ]; then
+    if ! wait_streaming 1; then
+      { echo "ingest: the sensor of the $name phase never streamed; the end of systoled's log:"
+        tail -20 "$WORK/wakeups-$name.err"; } >&2
+      exit 1
+    fi
+    "$BIN/systole" start --bus "$BUS" --activity running > /dev/null
+    live_log=("$WORK/wakeups-$name.log")
+  fi
+  if ! python3 Benchmarks/ingest/wakeups.py "$PHASE_PID" "$WAKEUP_SETTLE" "$WAKEUP_SECONDS" "${live_log[@]}" \
+    > "$WORK/wakeups-$name.json"; then
+    { echo "ingest: measuring systoled's wakeups ($name) failed; the end of its log:"
+      tail -20 "$WORK/wakeups-$name.err"; } >&2
+    exit 1
+  fi
+  if [ "$workout" = 1 ]; then "$BIN/systole" end --bus "$BUS" > /dev/null 2>&1 || true; fi
+  kill "$PHASE_PID" 2> /dev/null || true
+  wait "$PHASE_PID" 2> /dev/null || true
+  PHASE_PID=
+}
+
+if [ "$WAKEUPS" != none ]; then
+  # Idle: the adapter alone, nothing in range; the configured sensor is searched for, given up on, and searched
+  # for again with a growing delay, as when the strap is not worn. 5 to 15 s after start are the first searches;
+  # later, the delay grown to 30 s, searches are rarer and idle wakes less. This window is idle's busier start,
+  # where a goal should hold too.
+  echo '{"seed": 42, "sensors": []}' > "$WORK/wakeups-idle.scenario.json"
+  start_simulator "$WORK/wakeups-idle.scenario.json" "$WORK/wakeups-idle.sim.out" 0
+  wakeup_phase idle 02:00:00:00:00:01 0
+  stop_simulator
+
+  echo '{"seed": 42, "sensors": [{"model": "polar-h10", "count": 1, "rate": 1}]}' > "$WORK/wakeups-strap.scenario.json"
+  start_simulator "$WORK/wakeups-strap.scenario.json" "$WORK/wakeups-strap.sim.out" 1
+  wakeup_phase strap "$(awk '/^sensor /{print $3}' "$WORK/wakeups-strap.sim.out")" 1
+  stop_simulator
+fi
+if [ "$WAKEUPS" = only ]; then
+  python3 Benchmarks/ingest/report.py --wakeups "$WORK" "$JSON" "$CHECK"
+  exit
+fi
 
 # bleak takes services when ServicesResolved is signalled; bluetoothd 5.66 announces the GATT objects just
 # before that in some runs and just after in others, and bleak 3.1 fails on the second order (0x2A37 not
@@ -104,21 +211,15 @@ cat > "$WORK/scenario.json" <<JSON
 {"seed": 42, "gattObjectsBeforeResolved": true,
  "sensors": [{"model": "polar-h10", "count": $SENSORS, "rate": $RATE}]}
 JSON
-"$BIN/systole-sim" --bus "$BUS" --scenario "$WORK/scenario.json" --emit-log "$WORK/emit.jsonl" > "$WORK/sim.out" &
-SIM_PID=$!
-for _ in $(seq 200); do
-  [ "$(grep -c '^sensor ' "$WORK/sim.out" 2> /dev/null)" = "$SENSORS" ] && break
-  sleep 0.1
-done
+start_simulator "$WORK/scenario.json" "$WORK/sim.out" "$SENSORS" --emit-log "$WORK/emit.jsonl"
 mapfile -t ADDRESSES < <(awk '/^sensor /{print $3}' "$WORK/sim.out")
-
 # bleak first: it finds the sensors by discovery, and a connected sensor no longer advertises. systoled then
 # finds them connected and opens its own notify sessions beside bleak's, as two clients of one bluetoothd do.
 if [ "$BLEAK" = 1 ]; then
   DBUS_SYSTEM_BUS_ADDRESS=$BUS "$VENV/bin/python" Benchmarks/ingest/bleak_client.py "$WORK/bleak.log" \
     "${ADDRESSES[@]}" > "$WORK/bleak.out" 2> "$WORK/bleak.err" &
   BLEAK_PID=$!
-  for _ in $(seq 1200); do grep -q '^subscribed' "$WORK/bleak.out" && break; sleep 0.1; done
+  for _ in $(seq 1200); do grep -q '^subscribed' "$WORK/bleak.out" 2> /dev/null && break; sleep 0.1; done
   grep -q '^subscribed' "$WORK/bleak.out" || { echo "ingest: bleak did not subscribe:" >&2; tail "$WORK/bleak.err" >&2; exit 1; }
 fi
 
@@ -155,20 +256,15 @@ wait "$IDLE_PID" 2> /dev/null || true
 } > "$WORK/systoled.toml"
 "$BIN/systoled" --config "$WORK/systoled.toml" 2> "$WORK/systoled.err" &
 DAEMON_PID=$!
-for _ in $(seq 100); do "$BIN/systole" status --bus "$BUS" > /dev/null 2>&1 && break; sleep 0.1; done
 # Every sensor streaming before the workout starts.
-for _ in $(seq 600); do
-  streaming=$("$BIN/systole" sensors --bus "$BUS" --json | python3 -c \
-    'import json,sys; print(sum(1 for s in json.load(sys.stdin) if s.get("state") == "streaming"))')
-  [ "$streaming" = "$SENSORS" ] && break
-  sleep 0.2
-done
+wait_streaming "$SENSORS" || true
 "$BIN/systole" start --bus "$BUS" --activity running > /dev/null
 
 # The measured window: the null consumer runs it; the others are sampled at its edges.
 "$BIN/systole-sensor-ingest" null "$BUS" "$WARMUP" "$MEASURE" > "$WORK/null.json" &
 NULL_PID=$!
-python3 Benchmarks/ingest/window.py "$WORK" "$WARMUP" "$MEASURE" "$DAEMON_PID" "${BLEAK_PID:-0}" > "$WORK/window.json"
+python3 Benchmarks/ingest/window.py "$WORK" "$WARMUP" "$MEASURE" "$DAEMON_PID" "${BLEAK_PID:-0}" "$BUS_PID" "$SIM_PID" \
+  > "$WORK/window.json"
 wait "$NULL_PID"
 NULL_PID=
 "$BIN/systole" end --bus "$BUS" > /dev/null || echo "ingest: ending the workout failed (see below)" >&2

@@ -1,8 +1,9 @@
 """The measured window of Benchmarks/ingest.sh: after WARMUP seconds, samples the CPU time of systoled and bleak
-from /proc, follows systoled's live log and notes when each line becomes readable, and after SECONDS samples
-again; samples their private (anonymous) memory twice a second for its peak. Prints one JSON object.
+from /proc, and that of the processes every consumer shares (dbus-daemon, the simulator), follows systoled's live
+log and notes when each line becomes readable, and after SECONDS samples again; samples the private (anonymous)
+memory of systoled and bleak twice a second for its peak. Prints one JSON object.
 
-usage: window.py WORK WARMUP SECONDS DAEMON_PID BLEAK_PID(0: none)
+usage: window.py WORK WARMUP SECONDS DAEMON_PID BLEAK_PID(0: none) [BUS_PID SIM_PID]
 """
 import json
 import os
@@ -11,6 +12,7 @@ import time
 
 work, warmup, seconds = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 pids = {"systoled": int(sys.argv[4]), "bleak": int(sys.argv[5])}
+shared = {"dbus-daemon": int(sys.argv[6]), "systole-sim": int(sys.argv[7])} if len(sys.argv) > 7 else {}
 ticks = os.sysconf("SC_CLK_TCK")
 
 
@@ -36,6 +38,7 @@ live = open(f"{work}/live.log")
 live.seek(0, 2)
 start = time.time()
 cpu_start = {name: cpu(pid) for name, pid in pids.items() if pid}
+shared_start = {name: cpu(pid) for name, pid in shared.items()}
 arrivals, pending = [], ""
 end = start + seconds
 peak_private = {name: status_kib(pid, "RssAnon") for name, pid in pids.items() if pid}
@@ -58,7 +61,8 @@ while time.time() < end:
         line, pending = pending.split("\n", 1)
         arrivals.append([now, line])
 stop = time.time()
-result = {"start": start, "end": stop, "arrivals": arrivals}
+result = {"start": start, "end": stop, "arrivals": arrivals,
+          "shared": {name: {"cpuSeconds": cpu(pid) - shared_start[name]} for name, pid in shared.items()}}
 for name, pid in pids.items():
     if pid:
         result[name] = {"cpuSeconds": cpu(pid) - cpu_start[name], "peakRSSKiB": status_kib(pid, "VmHWM"),
