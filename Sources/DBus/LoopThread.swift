@@ -218,11 +218,11 @@ final class LoopThread: @unchecked Sendable {
                 let revents = pollFDs[index + 1].revents
                 guard revents != 0, watches.contains(watch) else { continue }
                 if revents & Int16(POLLIN) != 0, coalescing > .zero {
-                    // Quiet only while busy: input soon after the last read starts a tick, so a burst is read in one
-                    // wakeup; input after a quiet spell (a single strap at 1 Hz) is read at once, costing one wakeup
-                    // instead of two and no delay.
+                    // Quiet only while busy: input within two ticks of the last read (one quiet tick and the poll's
+                    // lateness) starts another tick, so steady traffic is read once a tick; input after a quiet spell
+                    // (a single strap at 1 Hz) is read at once, costing one wakeup instead of two and no delay.
                     let now = ContinuousClock.now
-                    if let lastRead, now - lastRead < coalescing { quietUntil = now + coalescing }
+                    if let lastRead, now - lastRead < coalescing * 2 { quietUntil = now + coalescing }
                     lastRead = now
                 }
                 var flags: UInt32 = 0
