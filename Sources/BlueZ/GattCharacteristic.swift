@@ -62,28 +62,18 @@ public struct GattCharacteristic: Sendable, Hashable {
         )
     }
 
-    /// Starts a notify session (`StartNotify`) and returns its notifications.
+    /// Starts a notify session (`StartNotify`) whose values go to `onValue` as they arrive: in order, on the
+    /// connection's loop thread, read on the bus's fast path (keep `onValue` short; never block in it).
     ///
-    /// The listener is in place before `StartNotify` is sent, so the first notification is never lost. The
-    /// stream throws ``BlueZError`` with kind `notConnected` when the device disconnects (BlueZ keeps the GATT
-    /// objects and the session, but this stream ends: start a new one after reconnecting), when the
-    /// characteristic disappears, or when bluetoothd stops. The session is stopped (`StopNotify`) when the
-    /// consumer stops iterating. bluetoothd keeps one session per bus connection: a second stream on the same
-    /// connection shares it, and stopping either ends it.
-    public func notifications() async throws(BlueZError) -> GattNotificationStream {
-        let (stream, continuation) = AsyncThrowingStream<GattNotification, any Error>.makeStream()
-        return try await notifications(stream, continuation) { continuation.yield($0) }
-    }
-
-    /// A notify session like ``notifications()``, except that each value goes to `onValue` as it arrives instead of
-    /// into the stream: in order, on the connection's loop thread (keep it short; do not block). The returned stream
-    /// carries no values; it ends, or throws, when the session does, and the session stops when its consumer
-    /// stops iterating.
-    ///
-    /// With many sensors this saves waking a task for every notification.
+    /// The handler is in place before `StartNotify` is sent, so the first notification is never lost. The
+    /// session ends, and ``GattNotifySession/ended()`` throws ``BlueZError`` with kind `notConnected`, when the
+    /// device disconnects (BlueZ keeps the GATT objects and the session, but this one ends: start a new one after
+    /// reconnecting), when the characteristic disappears, or when bluetoothd stops. The session is stopped
+    /// (`StopNotify`) when the task waiting in `ended()` is cancelled. bluetoothd keeps one session per bus
+    /// connection: a second session on the same connection shares it, and stopping either ends it.
     public func notifications(
         onValue: @escaping @Sendable (GattNotification) -> Void
-    ) async throws(BlueZError) -> GattNotificationStream {
+    ) async throws(BlueZError) -> GattNotifySession {
         let (stream, continuation) = AsyncThrowingStream<GattNotification, any Error>.makeStream()
         return try await notifications(stream, continuation, deliver: onValue)
     }
@@ -92,7 +82,7 @@ public struct GattCharacteristic: Sendable, Hashable {
         _ stream: AsyncThrowingStream<GattNotification, any Error>,
         _ continuation: AsyncThrowingStream<GattNotification, any Error>.Continuation,
         deliver: @escaping @Sendable (GattNotification) -> Void
-    ) async throws(BlueZError) -> GattNotificationStream {
+    ) async throws(BlueZError) -> GattNotifySession {
         let path = path
         let devicePath = path.range(of: "/service").map { String(path[..<$0.lowerBound]) } ?? path
         let sink = client.addSink(pathPrefix: devicePath) { event in
@@ -146,7 +136,7 @@ public struct GattCharacteristic: Sendable, Hashable {
                 _ = try? await client.connection.callBlueZ(path, BlueZ.Interface.gattCharacteristic, "StopNotify")
             }
         }
-        return GattNotificationStream(base: stream)
+        return GattNotifySession(base: stream)
     }
 }
 
@@ -165,16 +155,15 @@ public struct GattNotification: Sendable, Hashable {
     }
 }
 
-/// Notifications of one StartNotify session. Iterate from one task; stop iterating to end the session.
-public struct GattNotificationStream: AsyncSequence, Sendable {
-    public typealias Element = GattNotification
+/// One StartNotify session; its values go to the handler it was started with.
+public struct GattNotifySession: Sendable {
+    /// Carries no values: it only ends, or throws, when the session does.
     let base: AsyncThrowingStream<GattNotification, any Error>
 
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        var base: AsyncThrowingStream<GattNotification, any Error>.AsyncIterator
-        /// The next notification; throws ``BlueZError`` when the session ended underneath (disconnect).
-        public mutating func next() async throws -> GattNotification? { try await base.next() }
+    /// Returns when the session ends; throws ``BlueZError`` (kind `notConnected`) when it ended underneath (a
+    /// disconnect, the characteristic gone, bluetoothd stopped). Cancelling the waiting task stops the session. Wait
+    /// from one task.
+    public func ended() async throws {
+        for try await _ in base {}
     }
-
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator()) }
 }

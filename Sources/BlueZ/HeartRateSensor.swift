@@ -369,7 +369,7 @@ public final class HeartRateSensor: Sendable {
         _ measurement: GattCharacteristic,
         _ device: BluetoothDevice,
         address: BluetoothAddress
-    ) async throws -> GattNotificationStream {
+    ) async throws -> GattNotifySession {
         state.withLock { shared in
             shared.handlesNotifications = false
             shared.early = []
@@ -428,7 +428,7 @@ public final class HeartRateSensor: Sendable {
 
     /// Handles notifications until the link drops, watching for silence meanwhile.
     private func stream(
-        _ notifications: GattNotificationStream,
+        _ notifications: GattNotifySession,
         device: BluetoothDevice,
         address: BluetoothAddress,
         deviceEvents: AsyncStream<BlueZEvent>
@@ -439,7 +439,7 @@ public final class HeartRateSensor: Sendable {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 // Values are handled as they arrive (see subscribe); this waits for the session to end.
-                for try await _ in notifications {}
+                try await notifications.ended()
             }
             group.addTask {
                 // bluetoothd keeps GATT objects when the link drops, so the device's own properties say it went.
