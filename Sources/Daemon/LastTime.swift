@@ -1,7 +1,9 @@
-/// When something last happened (the live log's last line, the control object's last refresh), for services that
-/// do a periodic job only when nothing did it meanwhile.
-actor LastTime {
-    private var instant = ContinuousClock.now
-    func set(_ now: ContinuousClock.Instant) { instant = now }
-    var age: Duration { .now - instant }
+import Synchronization
+
+/// When something last happened, read and set from any thread without a hop (a lock, never an actor: the workout
+/// thread sets it after every batch, and hopping to an actor woke a thread of the pool each time).
+final class LastTime: Sendable {
+    private let instant = Mutex(ContinuousClock.now)
+    func set(_ now: ContinuousClock.Instant) { instant.withLock { $0 = now } }
+    var age: Duration { .now - instant.withLock { $0 } }
 }

@@ -57,35 +57,47 @@ final class ControlService: Service, Sendable {
     }
 
     static let sensorRefreshInterval: Duration = .seconds(1)
+    /// How often the timer looks while readings drive the announcements: it only has to notice that they stopped.
+    static let drivenRefreshCheck: Duration = .seconds(5)
 
     func run() async throws {
-        // Properties follow the workout and the sensors; the elapsed time and heart rate age once a second.
+        // Properties follow the workout and the sensors; while a workout is ongoing the elapsed time and the heart
+        // rate's age move too, and are announced once a second.
         let workoutChanges = workouts.changes.subscribe(buffering: 1)
         let sensorChanges = sensors.statusChanged.subscribe(buffering: 1)
         let workoutActivity = workouts.changes.subscribe(buffering: 1)
+        let batches = workouts.recorded.subscribe(buffering: 1)
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
-                group.addTask { for await _ in workoutChanges { await self.refresh() } }
+                group.addTask { for await _ in workoutChanges { self.refresh() } }
                 group.addTask {
                     // Sensor status changes with every reading (hundreds a second with many sensors): announce
                     // it at most once a second (the first change after a quiet second at once); changes in
                     // between are folded into the next. Each announcement carries every sensor, so with a hundred
                     // of them four a second cost more than the readings' own way to the store.
                     for await _ in sensorChanges {
-                        await self.refresh()
+                        self.refresh()
                         try? await Task.sleep(for: Self.sensorRefreshInterval)
                     }
                 }
                 group.addTask {
-                    // The elapsed time and the heart rate's age, once a second while a workout is ongoing, unless a
-                    // refresh came anyway (while sensors stream, the one above). Without a workout nothing ages, and
-                    // no timer runs: an idle daemon sleeps until something happens. Checked once at first (a workout
-                    // recovered at start may have been announced before this subscribed), then at each change.
+                    // While readings arrive, their batches drive the once-a-second announcement, on the thread that
+                    // records them right after it did (no thread of its own woken, no timer).
+                    await withTaskExecutorPreference(WorkoutThread.shared) {
+                        for await _ in batches where self.lastRefresh.age >= .milliseconds(900) { self.refresh() }
+                    }
+                }
+                group.addTask {
+                    // A workout with nothing arriving (a paused one, a strap out of range) still ages: a timer
+                    // covers it, waking once a second only while the batches do not. Without a workout nothing
+                    // ages and no timer runs. Checked once at first (a workout recovered at start may have been
+                    // announced before this subscribed), then at each change.
                     var changes = workoutActivity.makeAsyncIterator()
                     repeat {
-                        while !Task.isCancelled, await self.workouts.snapshot.workoutID != nil {
-                            try? await Task.sleep(for: .seconds(1))
-                            if await self.lastRefresh.age >= .milliseconds(900) { await self.refresh() }
+                        while !Task.isCancelled, self.workouts.currentSnapshot.workoutID != nil {
+                            let driven = self.lastRefresh.age < .milliseconds(900)
+                            try? await Task.sleep(for: driven ? Self.drivenRefreshCheck : .seconds(1))
+                            if self.lastRefresh.age >= .milliseconds(900) { self.refresh() }
                         }
                     } while await changes.next() != nil
                 }
@@ -107,10 +119,10 @@ final class ControlService: Service, Sendable {
         ]
     }
 
-    private func refresh() async {
-        await lastRefresh.set(.now)
-        let snapshot = await workouts.snapshot
-        let latest = await workouts.latestReading
+    private func refresh() {
+        lastRefresh.set(.now)
+        let snapshot = workouts.currentSnapshot
+        let latest = workouts.currentLatestReading
         object.setProperties(
             ControlAPI.interface,
             [

@@ -45,7 +45,7 @@ final class LiveLogService: Service, Sendable {
                     group.addTask {
                         for await batch in readings {
                             self.write(batch.map { ($0.0.reading.receivedDate, $0.0, $0.1) })
-                            await lastLine.set(.now)
+                            lastLine.set(.now)
                         }
                     }
                     group.addTask {
@@ -54,15 +54,15 @@ final class LiveLogService: Service, Sendable {
                         var changes = workoutChanges.makeAsyncIterator()
                         repeat {
                             while !Task.isCancelled {
-                                let snapshot = await self.workouts.snapshot
+                                let snapshot = self.workouts.currentSnapshot
                                 guard snapshot.workoutID != nil else { break }
                                 try? await Task.sleep(for: Self.quietInterval)
-                                let now = await self.workouts.snapshot
+                                let now = self.workouts.currentSnapshot
                                 guard now.state == .running || now.state == .paused,
-                                    await lastLine.age > Self.quietInterval
+                                    lastLine.age > Self.quietInterval
                                 else { continue }
                                 self.write([(Date(), nil, now)])
-                                await lastLine.set(.now)
+                                lastLine.set(.now)
                             }
                         } while await changes.next() != nil
                     }

@@ -63,7 +63,7 @@ final class NotifierService: Service, Sendable {
 
     /// `idle`, or `running · 00:23:10`. No health value: `systemctl status` shows this line to every user.
     func status() async -> String {
-        let snapshot = await workouts.snapshot
+        let snapshot = workouts.currentSnapshot
         guard snapshot.workoutID != nil else { return "idle" }
         var parts = [snapshot.stateName]
         parts.append(formatElapsed(snapshot.elapsed))

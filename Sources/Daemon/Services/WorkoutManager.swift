@@ -4,6 +4,7 @@ import Foundation
 import HealthStore
 import HeartRateProfile
 import Logging
+import Synchronization
 import ServiceLifecycle
 import WorkoutAnalysis
 import WorkoutKit
@@ -84,8 +85,17 @@ actor WorkoutManager: Service {
     private let profile: AthleteProfile
     private var current: Current?
     private var latest: DaemonReading?
-    /// Fires whenever the workout's state changes (not on every sample).
+    /// Fires whenever the workout's state changes (not on every sample), once ``currentSnapshot`` shows the change.
     nonisolated let changes = Broadcast<Void>()
+    /// The workout as of its last change or batch of readings, and the latest reading: read from any thread without
+    /// waking the workout's.
+    private nonisolated let published = Mutex<Published>(Published())
+
+    private struct Published {
+        var snapshot = WorkoutSnapshot.idle
+        var at = Date.distantPast
+        var latest: DaemonReading?
+    }
     /// Readings once they are recorded, in the batches they were committed in: during a workout, after their
     /// samples are committed to the store, so whatever the live log shows survives a crash; otherwise at once.
     /// Each comes with the workout as it was when the reading was recorded.
@@ -174,7 +184,7 @@ actor WorkoutManager: Service {
         }
         current = Current(session: session, builder: builder, source: source, collecting: true)
         contact = ContactWatch()
-        changes.publish(())
+        await announce()
     }
 
     /// The metadata key of the marker event that records a time the daemon was down during a workout.
@@ -184,6 +194,7 @@ actor WorkoutManager: Service {
         latest = readings.last
         guard let current else {
             storeRefusal = nil
+            publish(.idle)
             recorded.publish(readings.map { ($0, .idle) })
             return
         }
@@ -204,6 +215,9 @@ actor WorkoutManager: Service {
             storeRefusal = nil
         }
         if recording { await watchContact(readings, builder: current.builder) }
+        var published = now
+        published.storeError = storeRefusal
+        publish(published)
         // A line says "running" or "paused" only for a reading the workout stored. One that arrived during the
         // countdown, or as the workout ended, is logged with the state it arrived in.
         recorded.publish(readings.map { ($0, stored || !recording ? now : arrival) })
@@ -288,19 +302,19 @@ actor WorkoutManager: Service {
         let readings = sensors.readings.subscribe(buffering: 8)
         do {
             try await session.prepare()
-            changes.publish(())
+            await announce()
             let available = await heartRateArrives(readings, within: prepareTimeout)
             let start = clock.now()
             try await session.startActivity(at: start)
             try await builder.beginCollection(at: start)
             await source.attach(to: builder)
             current?.collecting = true
-            changes.publish(())
+            await announce()
             return (builder.workoutID, available)
         } catch {
             self.current = nil
             try? await session.end()
-            changes.publish(())
+            await announce()
             throw WorkoutCommandError(.invalidState, "the workout could not start: \(error)")
         }
     }
@@ -342,7 +356,7 @@ actor WorkoutManager: Service {
                     : "only a running workout can be paused (this one is \(state))"
             )
         }
-        changes.publish(())
+        await announce()
     }
 
     func resume() async throws(WorkoutCommandError) {
@@ -358,7 +372,7 @@ actor WorkoutManager: Service {
                     : "only a paused workout can be resumed (this one is \(state))"
             )
         }
-        changes.publish(())
+        await announce()
     }
 
     /// Stops the activity, ends collection, saves the workout and ends the session.
@@ -385,7 +399,7 @@ actor WorkoutManager: Service {
             throw WorkoutCommandError(.invalidState, "cannot end the workout: \(error)")
         }
         self.current = nil
-        changes.publish(())
+        await announce()
         return workout
     }
 
@@ -400,7 +414,7 @@ actor WorkoutManager: Service {
             throw WorkoutCommandError(.invalidState, "cannot cancel the workout: \(error)")
         }
         self.current = nil
-        changes.publish(())
+        await announce()
     }
 
     /// A sample the user adds (water drunk, say), dated now.
@@ -437,7 +451,7 @@ actor WorkoutManager: Service {
         } catch {
             throw WorkoutCommandError(.invalidArguments, "\(error)")
         }
-        changes.publish(())
+        await announce()
     }
 
     /// Ends the current lap now and starts the next (`systole lap`); returns the lap's number.
@@ -466,7 +480,7 @@ actor WorkoutManager: Service {
         } catch {
             throw WorkoutCommandError(.invalidState, "cannot add a lap: \(error)")
         }
-        changes.publish(())
+        await announce()
         return laps.count + 1
     }
 
@@ -495,7 +509,7 @@ actor WorkoutManager: Service {
         } catch {
             throw WorkoutCommandError(.invalidState, "cannot add a marker: \(error)")
         }
-        changes.publish(())
+        await announce()
     }
 
     /// With laps taken, the last one runs from the last lap's end to the workout's end (as a watch closes it when
@@ -574,4 +588,30 @@ actor WorkoutManager: Service {
 
     /// The latest reading from any sensor.
     var latestReading: DaemonReading? { latest }
+
+    /// The workout as it is now, without a hop to the workout's thread: as of its last change or batch of readings,
+    /// with the elapsed time carried on to now while it runs. What announcers and timers read once a second.
+    nonisolated var currentSnapshot: WorkoutSnapshot {
+        let (snapshot, at) = published.withLock { ($0.snapshot, $0.at) }
+        guard snapshot.state == .running else { return snapshot }
+        var now = snapshot
+        now.elapsed += max(0, clock.now().timeIntervalSince(at))
+        return now
+    }
+
+    /// The latest reading from any sensor, without a hop to the workout's thread.
+    nonisolated var currentLatestReading: DaemonReading? { published.withLock { $0.latest } }
+
+    /// Keeps ``currentSnapshot`` as the workout is now.
+    private func publish(_ snapshot: WorkoutSnapshot) {
+        let now = clock.now()
+        let latest = latest
+        published.withLock { $0 = Published(snapshot: snapshot, at: now, latest: latest) }
+    }
+
+    /// A change of the workout's state: ``currentSnapshot`` first, then ``changes``.
+    private func announce() async {
+        publish(await snapshot)
+        changes.publish(())
+    }
 }
