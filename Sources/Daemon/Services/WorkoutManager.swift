@@ -4,8 +4,8 @@ import Foundation
 import HealthStore
 import HeartRateProfile
 import Logging
-import Synchronization
 import ServiceLifecycle
+import Synchronization
 import WorkoutAnalysis
 import WorkoutKit
 
