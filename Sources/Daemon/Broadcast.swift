@@ -38,6 +38,9 @@ final class Broadcast<Value: Sendable>: Sendable {
         return mailbox
     }
 
+    /// How many subscribers are listening now.
+    var subscriberCount: Int { subscribers.withLock { $0.count } }
+
     func publish(_ value: Value) { publish(contentsOf: [value]) }
 
     /// Publishes `values` together: a batch subscriber gets them in one batch.

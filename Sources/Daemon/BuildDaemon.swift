@@ -183,7 +183,8 @@ public func buildDaemon(
     )
     let workouts = WorkoutManager(
         store: store,
-        sensors: sensors,
+        readings: sensors.readings,
+        sensorStatuses: { sensors.sensors },
         sampleTypes: configuration.sampleTypes,
         clock: clock,
         profile: configuration.profile,

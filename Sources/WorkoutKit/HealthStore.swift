@@ -20,6 +20,13 @@ public protocol HealthStore: Sendable {
     func loadJournal() async throws -> WorkoutJournal?
     /// Forgets the workout in progress (it ended or was discarded).
     func clearJournal() async throws
+    /// Returns once everything saved so far is durable and readable.
+    func flush() async throws
+}
+
+extension HealthStore {
+    /// A store that makes each save durable and readable before it returns has nothing to flush.
+    public func flush() async throws {}
 }
 
 /// Everything needed to bring a workout in progress back after a crash: written on every change.

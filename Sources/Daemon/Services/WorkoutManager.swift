@@ -77,8 +77,11 @@ actor WorkoutManager: Service {
         var collecting: Bool
     }
 
-    private let store: SQLiteHealthStore
-    private let sensors: SensorManager
+    private let store: any HealthStore
+    /// Every reading of the daemon's sensors, as the sensor manager publishes them (a tick's in one batch).
+    private let readings: Broadcast<DaemonReading>
+    /// The sensors as they are now (their battery levels go into a finished workout).
+    private let sensorStatuses: @Sendable () -> [SensorStatus]
     private let sampleTypes: Set<SampleType>
     private let clock: any WorkoutClock
     /// For the energy estimate stored with a workout whose sensors measured none.
@@ -108,8 +111,9 @@ actor WorkoutManager: Service {
     private let logger: Logger
 
     init(
-        store: SQLiteHealthStore,
-        sensors: SensorManager,
+        store: any HealthStore,
+        readings: Broadcast<DaemonReading>,
+        sensorStatuses: @escaping @Sendable () -> [SensorStatus],
         sampleTypes: Set<SampleType>,
         clock: any WorkoutClock,
         profile: AthleteProfile = AthleteProfile(),
@@ -118,7 +122,8 @@ actor WorkoutManager: Service {
         self.logger = logger
         self.profile = profile
         self.store = store
-        self.sensors = sensors
+        self.readings = readings
+        self.sensorStatuses = sensorStatuses
         self.sampleTypes = sampleTypes
         self.clock = clock
     }
@@ -131,7 +136,7 @@ actor WorkoutManager: Service {
     static let backlogLimit = 32768
 
     func run() async throws {
-        let readings = sensors.readings.subscribeBatches(buffering: Self.backlogLimit)
+        let readings = readings.subscribeBatches(buffering: Self.backlogLimit)
         try await recover()
         await withTaskExecutorPreference(WorkoutThread.shared) {
             await cancelWhenGracefulShutdown {
@@ -299,7 +304,7 @@ actor WorkoutManager: Service {
         // Claimed before waiting, so a second start during the countdown is refused too.
         current = Current(session: session, builder: builder, source: source, collecting: false)
         contact = ContactWatch()
-        let readings = sensors.readings.subscribe(buffering: 8)
+        let readings = readings.subscribe(buffering: 8)
         do {
             try await session.prepare()
             await announce()
@@ -525,7 +530,7 @@ actor WorkoutManager: Service {
     private func endMetadata(_ builder: LiveWorkoutBuilder) async -> [String: MetadataValue] {
         var metadata: [String: MetadataValue] = [:]
         let devices = Set(await builder.collectedDevices.compactMap(\.address))
-        for status in sensors.sensors {
+        for status in sensorStatuses() {
             guard let address = status.address, devices.contains(address), let battery = status.batteryPercent else {
                 continue
             }
