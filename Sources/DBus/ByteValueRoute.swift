@@ -30,8 +30,8 @@ extension DBusConnection {
     /// arrive hundreds of times a second in a daemon with many sensors. A routed signal reaches `handler` only; a
     /// signal that changes more than the property, or invalidates one, reaches the subscriptions as any other
     /// does, so a subscriber that also handles `property` there misses nothing. While the owner of `sender` is not
-    /// known (no subscription matching on it), every signal takes the general path. One route per path: a newer
-    /// one replaces the older.
+    /// known (no subscription matching on it), every signal takes the general path. Several routes of one path
+    /// (two sessions of one characteristic) each get every value.
     ///
     /// `handler` runs on the loop thread in arrival order: keep it short and never block in it.
     @discardableResult

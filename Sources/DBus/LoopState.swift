@@ -36,7 +36,7 @@ final class LoopState: @unchecked Sendable {
     private var objects: [String: DBusObject] = [:]
     private var managers: Set<String> = []
     /// Byte-valued properties read on the fast path, by object path.
-    private var byteValueRoutes: [String: ByteValueRouteEntry] = [:]
+    private var byteValueRoutes: [String: [ByteValueRouteEntry]] = [:]
     /// Tasks waiting for the connection to close (any thread adds or removes one; the loop thread resumes them).
     private let closeWaiters = Mutex<CloseWaiters>(CloseWaiters())
 
@@ -169,29 +169,31 @@ final class LoopState: @unchecked Sendable {
         if nameOwners[name] == nil { nameOwners[name] = owner }
     }
 
-    /// Loop thread: routes `path`'s property to the entry's handler, replacing any route it had.
+    /// Loop thread: routes `path`'s property to the entry's handler too (each session of the path has its own).
     func addByteValueRoute(_ entry: ByteValueRouteEntry, path: String) {
         assertOnLoopThread()
-        byteValueRoutes[path] = entry
+        byteValueRoutes[path, default: []].append(entry)
     }
 
-    /// Loop thread: ends `route` unless a newer one replaced it.
+    /// Loop thread: ends `route`.
     func removeByteValueRoute(_ route: DBusByteValueRoute) {
         assertOnLoopThread()
-        if byteValueRoutes[route.path]?.id == route.id { byteValueRoutes.removeValue(forKey: route.path) }
+        byteValueRoutes[route.path]?.removeAll { $0.id == route.id }
+        if byteValueRoutes[route.path]?.isEmpty == true { byteValueRoutes.removeValue(forKey: route.path) }
     }
 
-    /// Hands a routed property's bytes to its handler; false when `message` is not for a route or says more than
-    /// the one property (the general path then takes it).
+    /// Hands a routed property's bytes to its handlers; false when `message` is not for a route or says more than
+    /// the one property (the general path then takes it). Routes of one path share their sender, interface and
+    /// property (one characteristic's Value); the first route's are checked.
     private func routeByteValue(_ message: Message, interface: String, member: String) -> Bool {
         guard member == "PropertiesChanged", interface == Properties.interface, let path = message.path,
-            let route = byteValueRoutes[path]
+            let routes = byteValueRoutes[path], let route = routes.first
         else { return false }
         // Only the owner the route names may feed it: on the system bus anyone can send a signal for any path.
         guard let owner = nameOwners[route.sender], message.sender == owner else { return false }
         let receivedAt = ContinuousClock.now
         return ByteValueChange.read(message.raw, interface: route.interface, property: route.property) { bytes in
-            route.handler(bytes, receivedAt)
+            for route in routes { route.handler(bytes, receivedAt) }
         }
     }
 

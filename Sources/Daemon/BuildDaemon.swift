@@ -100,10 +100,17 @@ public struct Daemon: Sendable {
 
 /// How long systoled lets bus input gather before reading it all in one wakeup. Each wakeup costs a commit, a
 /// live-log write and a few task hops whatever it carries, so a longer tick costs less CPU per notification but
-/// delays the live log: with a hundred sensors out of step, 75 ms cost about 85 µs per notification against 95–109
-/// at 50 ms, with readings on the live log after 40 ms (p50) and 78 ms (p99), within the 50/100 ms the benchmark
-/// asks for (docs/performance.md); 100 ms put the p50 at 54 ms.
+/// delays the live log: with a hundred sensors out of step, 75 ms put readings on the live log after 39 ms (p50)
+/// and 76 ms (p99), within the 50/100 ms the benchmark asks for (docs/performance.md). A lone notification after a
+/// quiet spell is read at once.
 let busTick: Duration = .milliseconds(75)
+
+/// The bus tick `SYSTOLE_BUS_TICK_MS` asks for, within 0–1 000 ms (a longer one would leave the daemon deaf to
+/// its own callers for as long); the default when it is absent or not a whole number.
+func busTick(fromEnvironment milliseconds: String?) -> Duration {
+    guard let milliseconds, let value = Int(milliseconds) else { return busTick }
+    return .milliseconds(min(max(value, 0), 1_000))
+}
 
 /// Builds systoled from its command-line arguments (without the program name), as `systoled` itself and the
 /// tests do: reads the configuration, opens the store, connects to the bus, takes the control API's name.
@@ -146,12 +153,15 @@ public func buildDaemon(
         // ticks (docs/performance.md).
         connection = try await DBusConnection.connect(
             to: configuration.bus,
-            coalescing: environment["SYSTOLE_BUS_TICK_MS"].flatMap(Int.init).map { .milliseconds($0) } ?? busTick
+            coalescing: busTick(fromEnvironment: environment["SYSTOLE_BUS_TICK_MS"])
         )
     } catch {
+        // The binding's messages about the bus itself already say which bus it could not connect to.
+        let reason =
+            error.message.hasPrefix("cannot connect to the")
+            ? error.message : "cannot connect to the \(configuration.bus) bus: \(error.message)"
         throw DaemonStartError(
-            description: "cannot connect to the \(configuration.bus) bus: \(error.message). "
-                + "Is dbus running? Choose another bus with --bus or 'bus' in the configuration",
+            description: "\(reason). Is dbus running? Choose another bus with --bus or 'bus' in the configuration",
             exitCode: 69
         )
     }

@@ -14,11 +14,16 @@ public struct SystemdNotifier: Sendable {
         socketPath = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
         let forUs = environment["WATCHDOG_PID"].map { Int32($0) == getpid() } ?? true
         if forUs, let text = environment["WATCHDOG_USEC"], let usec = UInt64(text), usec > 0 {
-            watchdogInterval = .microseconds(Int64(usec / 2))
+            // Half of systemd's, as sd_watchdog_enabled(3) advises; never under 50 ms, so a tiny WATCHDOG_USEC
+            // cannot make the daemon spin sending keep-alives.
+            watchdogInterval = max(.microseconds(Int64(clamping: usec / 2)), Self.shortestWatchdogInterval)
         } else {
             watchdogInterval = nil
         }
     }
+
+    /// The least time between two keep-alives, whatever `WATCHDOG_USEC` says.
+    static let shortestWatchdogInterval: Duration = .milliseconds(50)
 
     /// Why a notification could not be sent.
     public struct Failure: Error, CustomStringConvertible {
@@ -51,7 +56,10 @@ public struct SystemdNotifier: Sendable {
         guard sent == bytes.count else {
             // A listener that stops reading fills its queue; waiting for it would stall the thread that sends.
             if errno == EAGAIN || errno == EWOULDBLOCK {
-                throw Failure(description: "\(socketPath) is not being read: the message was dropped")
+                throw Failure(
+                    description: "\(socketPath) is not being read (is systemd's manager stalled?): the message was "
+                        + "dropped, and systoled goes on without it"
+                )
             }
             throw Failure(description: "sending to \(socketPath) failed: \(String(cString: strerror(errno)))")
         }

@@ -78,8 +78,9 @@ import Testing
     @Test func anotherSenderCannotFeedTheRoute() async throws {
         try await withBus { fixture in
             let (signals, received, _) = try await setUp(fixture)
-            // A broad subscription makes the bus hand the client every sender's PropertiesChanged.
-            _ = try await fixture.client.signals(matching: DBusMatchRule(member: "PropertiesChanged"))
+            // A broad subscription makes the bus hand the client every sender's PropertiesChanged, so the
+            // intruder's signal does reach the client: only the route's sender check keeps it out.
+            let everything = try await fixture.client.signals(matching: DBusMatchRule(member: "PropertiesChanged"))
             let intruder = try await DBusConnection.connect(to: .address(fixture.bus.address))
             defer { intruder.close() }
             try changed(["Value": .bytes([0x00, 0xFF])], from: intruder)
@@ -89,6 +90,29 @@ import Testing
             try fixture.server.emit(path: Self.path, interface: "org.systole.Test.Signals", member: "End")
             for try await signal in signals where signal.member == "End" { break }
             #expect(received.values.withLock { $0 } == [[0x00, 0x50]])
+            var broad = everything.makeAsyncIterator()
+            let first = try await broad.next()
+            #expect(first?.sender == intruder.uniqueName, "the intruder's signal reached the client's general path")
+            #expect(first?.arguments[1].propertyMap?["Value"] == .bytes([0x00, 0xFF]))
+        }
+    }
+
+    @Test func twoRoutesOfOnePathEachGetEveryValue() async throws {
+        try await withBus { fixture in
+            let (signals, received, _) = try await setUp(fixture)
+            let second = Received()
+            fixture.client.routeByteValue(
+                of: "Value",
+                interface: Self.characteristic,
+                path: Self.path,
+                sender: Self.sender
+            ) { bytes, _ in second.take(bytes) }
+            _ = try await fixture.client.nameOwner(of: Self.sender)
+            try changed(["Value": .bytes([0x00, 0x53])], from: fixture.server)
+            try fixture.server.emit(path: Self.path, interface: "org.systole.Test.Signals", member: "End")
+            for try await signal in signals where signal.member == "End" { break }
+            #expect(received.values.withLock { $0 } == [[0x00, 0x53]])
+            #expect(second.values.withLock { $0 } == [[0x00, 0x53]])
         }
     }
 

@@ -73,6 +73,9 @@ import Testing
         }
         #expect(noBus?.exitCode == 69)
         #expect(noBus?.description.hasPrefix("cannot connect to the unix:path=/nonexistent/bus bus") == true)
+        let says = noBus?.description ?? ""
+        #expect(says.components(separatedBy: "cannot connect").count == 2, "the reason once: \(says)")
+        #expect(says.hasSuffix("Choose another bus with --bus or 'bus' in the configuration"))
         let badFlag = await #expect(throws: DaemonStartError.self) {
             _ = try await buildDaemon(["--frobnicate"], environment: [:])
         }
@@ -84,5 +87,14 @@ import Testing
             )
         }
         #expect(badStore?.exitCode == 73)
+    }
+
+    @Test func theBusTickFromTheEnvironmentStaysWithinASecond() {
+        #expect(busTick(fromEnvironment: nil) == busTick)
+        #expect(busTick(fromEnvironment: "20") == .milliseconds(20))
+        #expect(busTick(fromEnvironment: "-5") == .zero)
+        #expect(busTick(fromEnvironment: "99999999999") == .seconds(1), "a longer tick leaves callers unanswered")
+        #expect(busTick(fromEnvironment: "NaN") == busTick)
+        #expect(busTick(fromEnvironment: "1e9") == busTick)
     }
 }

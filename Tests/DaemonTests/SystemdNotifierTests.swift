@@ -30,6 +30,10 @@ import Testing
         #expect(ours.watchdogInterval == .seconds(15))
         let others = SystemdNotifier(environment: ["WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "1"])
         #expect(others.watchdogInterval == nil, "the watchdog is for another process")
+        let tiny = SystemdNotifier(environment: ["WATCHDOG_USEC": "1"])
+        #expect(tiny.watchdogInterval == .milliseconds(50), "a keep-alive a microsecond would pin a core")
+        let huge = SystemdNotifier(environment: ["WATCHDOG_USEC": "18446744073709551615"])
+        #expect(huge.watchdogInterval.map { $0 > .seconds(1_000_000) } == true)
     }
 
     @Test func aSocketThatIsGoneIsAClearError() {
@@ -56,7 +60,7 @@ import Testing
             }
         }
         #expect(sent < 1_000, "the queue never filled")
-        #expect(dropped?.description == "\(name) is not being read: the message was dropped")
+        #expect(dropped?.description.hasPrefix("\(name) is not being read") == true)
         withExtendedLifetime(listener) {}
     }
 }

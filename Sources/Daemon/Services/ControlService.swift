@@ -67,6 +67,7 @@ final class ControlService: Service, Sendable {
         let sensorChanges = sensors.statusChanged.subscribe(buffering: 1)
         let workoutActivity = workouts.changes.subscribe(buffering: 1)
         let batches = workouts.recorded.subscribe(buffering: 1)
+        let lastBatch = LastTime(.now - .seconds(3600))
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { for await _ in workoutChanges { self.refresh() } }
@@ -84,7 +85,10 @@ final class ControlService: Service, Sendable {
                     // While readings arrive, their batches drive the once-a-second announcement, on the thread that
                     // records them right after it did (no thread of its own woken, no timer).
                     await withTaskExecutorPreference(WorkoutThread.shared) {
-                        for await _ in batches where self.lastRefresh.age >= .milliseconds(900) { self.refresh() }
+                        for await _ in batches {
+                            lastBatch.set(.now)
+                            if self.lastRefresh.age >= .milliseconds(900) { self.refresh() }
+                        }
                     }
                 }
                 group.addTask {
@@ -95,7 +99,9 @@ final class ControlService: Service, Sendable {
                     var changes = workoutActivity.makeAsyncIterator()
                     repeat {
                         while !Task.isCancelled, self.workouts.currentSnapshot.workoutID != nil {
-                            let driven = self.lastRefresh.age < .milliseconds(900)
+                            // Batches came within the last two seconds: they announce; the timer only has to
+                            // notice when they stop (so the announcements can pause for up to its interval).
+                            let driven = lastBatch.age < .seconds(2)
                             try? await Task.sleep(for: driven ? Self.drivenRefreshCheck : .seconds(1))
                             if self.lastRefresh.age >= .milliseconds(900) { self.refresh() }
                         }

@@ -591,9 +591,6 @@ actor WorkoutManager: Service {
         }
     }
 
-    /// The latest reading from any sensor.
-    var latestReading: DaemonReading? { latest }
-
     /// The workout as it is now, without a hop to the workout's thread: as of its last change or batch of readings,
     /// with the elapsed time carried on to now while it runs. What announcers and timers read once a second.
     nonisolated var currentSnapshot: WorkoutSnapshot {
