@@ -1,6 +1,6 @@
 import Benchmark
 import Foundation
-import HealthStore
+@_spi(Benchmarks) import HealthStore
 import WorkoutKit
 
 // Run: swift package --allow-writing-to-package-directory benchmark --target HealthStoreBenchmarks
@@ -55,6 +55,57 @@ func insertBenchmark(_ benchmark: Benchmark, _ make: (Int, Date) -> [Sample]) th
     }
 }
 
+/// The daemon's ticks at 100 sensors × 4 Hz: 75 ms of readings (30), each a heart rate and a one-beat series from
+/// one of 100 straps.
+func ticks(_ count: Int, from start: Date) -> [[Sample]] {
+    let devices = (0..<100).map { Device(name: "Polar H10 \($0)", address: String(format: "A0:9E:1A:00:00:%02X", $0)) }
+    var reading = 0
+    return (0..<count).map { _ in
+        (0..<30).flatMap { _ -> [Sample] in
+            defer { reading += 1 }
+            let at = start.addingTimeInterval(Double(reading) / 400)
+            let device = devices[reading % devices.count]
+            return [
+                .quantity(
+                    QuantitySample(
+                        type: .heartRate,
+                        quantity: Quantity(Double(60 + reading % 120), .countPerMinute),
+                        start: at,
+                        end: at,
+                        device: device
+                    )
+                ),
+                .heartbeatSeries(
+                    HeartbeatSeriesSample(
+                        start: at,
+                        end: at,
+                        beats: [.init(timeSinceStart: 0, rrTicks: UInt16(700 + reading % 300))],
+                        device: device
+                    )
+                ),
+            ]
+        }
+    }
+}
+
+/// Saves 400 ticks (30 s of the daemon at 100 × 4 Hz) one commit each, as the daemon does, then flushes: one
+/// iteration is those 30 s of readings written and in their tables.
+func tickBenchmark(_ benchmark: Benchmark, throughInbox: Bool) async throws {
+    let path = (scratch as NSString).appendingPathComponent("systole-bench-ticks-\(UUID()).sqlite")
+    defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+    let store = try SQLiteHealthStore(path: path, calendar: .current, maximumSize: nil, throughInbox: throughInbox)
+    let workoutID = UUID()
+    var start = t0
+    for _ in benchmark.scaledIterations {
+        let batches = ticks(400, from: start)
+        start = start.addingTimeInterval(30)
+        benchmark.startMeasurement()
+        for batch in batches { try await store.save(batch, workoutID: workoutID) }
+        try await store.flush()
+        benchmark.stopMeasurement()
+    }
+}
+
 /// One year of 1 Hz heart rate, made once and kept between runs.
 func yearStore() throws -> SQLiteHealthStore {
     let path = (scratch as NSString).appendingPathComponent("systole-bench-year.sqlite")
@@ -91,6 +142,17 @@ let benchmarks: @Sendable () -> Void = {
         configuration: .init(metrics: [.wallClock, .throughput])
     ) { benchmark in
         try insertBenchmark(benchmark) { count, start in energies(count, from: start) }
+    }
+
+    // The store's two ways of writing the daemon's commits, side by side: the inbox (one row per commit, moved into
+    // the tables every 2 000 samples) against each commit inserting into the tables.
+    for throughInbox in [true, false] {
+        Benchmark(
+            "30 s of 100 sensors × 4 Hz, a commit per 75 ms tick, \(throughInbox ? "through the inbox" : "straight into the tables")",
+            configuration: .init(metrics: [.wallClock, .cpuTotal, .cpuUser, .cpuSystem], maxIterations: 10)
+        ) { benchmark in
+            try await tickBenchmark(benchmark, throughInbox: throughInbox)
+        }
     }
 
     Benchmark(

@@ -20,7 +20,18 @@ public final class SQLiteHealthStore: HealthStore {
     ///
     /// - Parameter maximumSize: a cap on the file's size in bytes. A save that would pass it fails with
     ///   ``HealthStoreError/Kind/diskFull`` exactly as on a full disk, and stores nothing of its batch.
-    public init(path: String, calendar: Calendar = .current, maximumSize: Int? = nil) throws(HealthStoreError) {
+    public convenience init(
+        path: String,
+        calendar: Calendar = .current,
+        maximumSize: Int? = nil
+    ) throws(HealthStoreError) {
+        try self.init(path: path, calendar: calendar, maximumSize: maximumSize, throughInbox: true)
+    }
+
+    /// As the public initializer; `throughInbox: false` inserts every commit's samples straight into their tables
+    /// (the benchmark that compares both ways of writing).
+    @_spi(Benchmarks)
+    public init(path: String, calendar: Calendar, maximumSize: Int?, throughInbox: Bool) throws(HealthStoreError) {
         self.path = path
         self.calendar = calendar
         var configuration = Configuration()
@@ -51,7 +62,12 @@ public final class SQLiteHealthStore: HealthStore {
             throw HealthStoreError(error, path: path, doing: "opening the store")
         }
         do {
-            writer = GroupCommitWriter(pool: pool, path: path, checkpointer: try Checkpointer(path: path))
+            writer = GroupCommitWriter(
+                pool: pool,
+                path: path,
+                checkpointer: try Checkpointer(path: path),
+                throughInbox: throughInbox
+            )
         } catch {
             throw HealthStoreError(error, path: path, doing: "opening the store")
         }
@@ -532,7 +548,11 @@ actor GroupCommitWriter {
     /// The fold under way, if any.
     private var folding: Task<Void, any Error>?
 
-    init(pool: DatabasePool, path: String, checkpointer: Checkpointer) {
+    /// Whether commits go to the inbox (folded later) or straight into the sample tables.
+    private let throughInbox: Bool
+
+    init(pool: DatabasePool, path: String, checkpointer: Checkpointer, throughInbox: Bool) {
+        self.throughInbox = throughInbox
         self.pool = pool
         self.path = path
         self.checkpointer = checkpointer
@@ -563,9 +583,9 @@ actor GroupCommitWriter {
         pending = []
         waiters = []
         let count = batch.reduce(0) { $0 + $1.samples.count }
-        let result = await Self.commit(batch, pool: pool, path: path, cache: cache)
+        let result = await Self.commit(batch, pool: pool, path: path, cache: cache, throughInbox: throughInbox)
         for waiter in waiting { waiter.resume(returning: result) }
-        if case .success = result { unfolded += count }
+        if case .success = result, throughInbox { unfolded += count }
         // A fold takes a few milliseconds per thousand samples: now and then, beside the commits, not in one.
         if unfolded >= Self.foldThreshold, folding == nil { Task { try? await self.fold() } }
         if waiters.isEmpty {
@@ -582,7 +602,8 @@ actor GroupCommitWriter {
         _ batch: [(samples: [Sample], workoutID: UUID?)],
         pool: DatabasePool,
         path: String,
-        cache: InsertCache
+        cache: InsertCache,
+        throughInbox: Bool
     ) async -> Result<Void, any Error> {
         guard batch.contains(where: { !$0.samples.isEmpty }) else { return .success(()) }
         do {
@@ -597,7 +618,11 @@ actor GroupCommitWriter {
                             samples += batch[index].samples
                             index += 1
                         }
-                        try Inbox.append(samples, workoutID: workoutID, db)
+                        if throughInbox {
+                            try Inbox.append(samples, workoutID: workoutID, db)
+                        } else {
+                            try SQLiteHealthStore.insert(samples, workoutID: workoutID, cache: cache, db)
+                        }
                     }
                     cache.noteOwnWrites(db)
                 }
