@@ -141,7 +141,7 @@ public func buildDaemon(
         throw DaemonStartError(description: "cannot open the store \(configuration.storePath): \(error)", exitCode: 73)
     }
     do {
-        store = try SQLiteHealthStore(path: configuration.storePath)
+        store = try SQLiteHealthStore(path: configuration.storePath, commitsInPlace: { WorkoutThread.isCurrent })
     } catch {
         throw DaemonStartError(description: "\(error)", exitCode: 73)
     }

@@ -12,7 +12,8 @@ import Glibc
 /// On Swift's global executor each hop of a tick's readings from one of those actors to the next woke another
 /// pool thread, about fifteen sleeps and wakeups per (then 50 ms) tick, a fifth of the daemon's CPU with a hundred
 /// sensors. Here the next job waits in this thread's queue while the current one runs, and the thread sleeps
-/// only when the queue is empty. Nothing run here blocks: SQLite runs on GRDB's own queue.
+/// only when the queue is empty. The store commits in place here (``isCurrent``): a commit's wait for the disk holds
+/// this thread only, which has nothing else to do meanwhile, instead of two switches to GRDB's queue and back.
 final class WorkoutThread: TaskExecutor, @unchecked Sendable {
     private struct Queue {
         var jobs: [UnownedJob] = []
@@ -24,6 +25,12 @@ final class WorkoutThread: TaskExecutor, @unchecked Sendable {
 
     /// The process's one workout thread, started when first used.
     static let shared = WorkoutThread()
+
+    /// Whether the caller runs on the workout thread.
+    static var isCurrent: Bool { pthread_equal(pthread_self(), shared.thread) != 0 }
+
+    /// Written once in `init`, before `shared` is visible to any other thread.
+    private var thread = pthread_t()
 
     private init() {
         wakeup = .allocate(capacity: 1)
@@ -46,6 +53,7 @@ final class WorkoutThread: TaskExecutor, @unchecked Sendable {
                 + "or free memory, and start it again"
         )
         pthread_detach(thread)
+        self.thread = thread
     }
 
     func enqueue(_ job: consuming ExecutorJob) {

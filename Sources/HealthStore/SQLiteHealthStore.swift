@@ -20,18 +20,35 @@ public final class SQLiteHealthStore: HealthStore {
     ///
     /// - Parameter maximumSize: a cap on the file's size in bytes. A save that would pass it fails with
     ///   ``HealthStoreError/Kind/diskFull`` exactly as on a full disk, and stores nothing of its batch.
+    /// - Parameter commitsInPlace: whether the thread that calls `save` may wait for its commit, asked at each
+    ///   commit. Waiting in place spares two thread switches a commit (to GRDB's writer queue and back); answer
+    ///   true only on a thread of your own (systoled's workout thread), never on the concurrency pool's, whose
+    ///   threads other tasks need while a commit waits for the disk.
     public convenience init(
         path: String,
         calendar: Calendar = .current,
-        maximumSize: Int? = nil
+        maximumSize: Int? = nil,
+        commitsInPlace: @escaping @Sendable () -> Bool = { false }
     ) throws(HealthStoreError) {
-        try self.init(path: path, calendar: calendar, maximumSize: maximumSize, throughInbox: true)
+        try self.init(
+            path: path,
+            calendar: calendar,
+            maximumSize: maximumSize,
+            commitsInPlace: commitsInPlace,
+            throughInbox: true
+        )
     }
 
     /// As the public initializer; `throughInbox: false` inserts every commit's samples straight into their tables
     /// (the benchmark that compares both ways of writing).
     @_spi(Benchmarks)
-    public init(path: String, calendar: Calendar, maximumSize: Int?, throughInbox: Bool) throws(HealthStoreError) {
+    public init(
+        path: String,
+        calendar: Calendar,
+        maximumSize: Int?,
+        commitsInPlace: @escaping @Sendable () -> Bool = { false },
+        throughInbox: Bool
+    ) throws(HealthStoreError) {
         self.path = path
         self.calendar = calendar
         var configuration = Configuration()
@@ -66,6 +83,7 @@ public final class SQLiteHealthStore: HealthStore {
                 pool: pool,
                 path: path,
                 checkpointer: try Checkpointer(path: path),
+                commitsInPlace: commitsInPlace,
                 throughInbox: throughInbox
             )
         } catch {
@@ -531,7 +549,8 @@ public final class SQLiteHealthStore: HealthStore {
 /// committed. A save commits at once when no commit is under way; saves that arrive during one wait for it, and
 /// the first of them then commits for all (its own and theirs). So a lone save waits for nothing, and under load
 /// each commit takes everything that came in while the last one ran. Commits run in the caller's task (no task of
-/// their own, so no thread is woken for one) and on GRDB's writer queue, never blocking the Swift concurrency pool.
+/// their own, so no thread is woken for one): on the caller's thread where it may wait (`commitsInPlace`), on GRDB's
+/// writer queue otherwise, so a thread of the Swift concurrency pool never waits for the disk.
 actor GroupCommitWriter {
     private let pool: DatabasePool
     private let path: String
@@ -550,8 +569,17 @@ actor GroupCommitWriter {
 
     /// Whether commits go to the inbox (folded later) or straight into the sample tables.
     private let throughInbox: Bool
+    /// Whether the current thread may wait for a commit (see ``SQLiteHealthStore/init(path:calendar:maximumSize:commitsInPlace:)``).
+    private let commitsInPlace: @Sendable () -> Bool
 
-    init(pool: DatabasePool, path: String, checkpointer: Checkpointer, throughInbox: Bool) {
+    init(
+        pool: DatabasePool,
+        path: String,
+        checkpointer: Checkpointer,
+        commitsInPlace: @escaping @Sendable () -> Bool,
+        throughInbox: Bool
+    ) {
+        self.commitsInPlace = commitsInPlace
         self.throughInbox = throughInbox
         self.pool = pool
         self.path = path
@@ -583,7 +611,14 @@ actor GroupCommitWriter {
         pending = []
         waiters = []
         let count = batch.reduce(0) { $0 + $1.samples.count }
-        let result = await Self.commit(batch, pool: pool, path: path, cache: cache, throughInbox: throughInbox)
+        let result = await Self.commit(
+            batch,
+            pool: pool,
+            path: path,
+            cache: cache,
+            throughInbox: throughInbox,
+            inPlace: commitsInPlace()
+        )
         for waiter in waiting { waiter.resume(returning: result) }
         if case .success = result, throughInbox { unfolded += count }
         // A fold takes a few milliseconds per thousand samples: now and then, beside the commits, not in one.
@@ -597,35 +632,42 @@ actor GroupCommitWriter {
         return result
     }
 
-    /// Appends `batch` to the inbox in one transaction (one row per workout).
+    /// Commits `batch` in one transaction: to the inbox (one row per workout), or into the sample tables. In place,
+    /// the calling thread waits for it; otherwise the caller's task is suspended while GRDB's writer queue runs it.
     private static func commit(
         _ batch: [(samples: [Sample], workoutID: UUID?)],
         pool: DatabasePool,
         path: String,
         cache: InsertCache,
-        throughInbox: Bool
+        throughInbox: Bool,
+        inPlace: Bool
     ) async -> Result<Void, any Error> {
         guard batch.contains(where: { !$0.samples.isEmpty }) else { return .success(()) }
-        do {
-            try await pool.writeWithoutTransaction { db in
-                try transaction(db) {
-                    cache.validate(db)
-                    var index = batch.startIndex
-                    while index < batch.endIndex {
-                        let workoutID = batch[index].workoutID
-                        var samples: [Sample] = []
-                        while index < batch.endIndex, batch[index].workoutID == workoutID {
-                            samples += batch[index].samples
-                            index += 1
-                        }
-                        if throughInbox {
-                            try Inbox.append(samples, workoutID: workoutID, db)
-                        } else {
-                            try SQLiteHealthStore.insert(samples, workoutID: workoutID, cache: cache, db)
-                        }
+        let write: @Sendable (Database) throws -> Void = { db in
+            try transaction(db) {
+                cache.validate(db)
+                var index = batch.startIndex
+                while index < batch.endIndex {
+                    let workoutID = batch[index].workoutID
+                    var samples: [Sample] = []
+                    while index < batch.endIndex, batch[index].workoutID == workoutID {
+                        samples += batch[index].samples
+                        index += 1
                     }
-                    cache.noteOwnWrites(db)
+                    if throughInbox {
+                        try Inbox.append(samples, workoutID: workoutID, db)
+                    } else {
+                        try SQLiteHealthStore.insert(samples, workoutID: workoutID, cache: cache, db)
+                    }
                 }
+                cache.noteOwnWrites(db)
+            }
+        }
+        do {
+            if inPlace {
+                try writeNow(pool, write)
+            } else {
+                try await pool.writeWithoutTransaction(write)
             }
             return .success(())
         } catch {
@@ -633,6 +675,11 @@ actor GroupCommitWriter {
             let count = batch.reduce(0) { $0 + $1.samples.count }
             return .failure(HealthStoreError(error, path: path, doing: "saving \(count) samples"))
         }
+    }
+
+    /// GRDB's blocking write: in an async function Swift would pick the one that suspends.
+    private static func writeNow(_ pool: DatabasePool, _ write: (Database) throws -> Void) throws {
+        try pool.writeWithoutTransaction(write)
     }
 
     /// Waits for the fold under way, if any (tests only).
