@@ -219,20 +219,30 @@ public func buildDaemon(
     logger.info(
         "systoled \(ProcessInfo.processInfo.processIdentifier) on the \(configuration.bus) bus; store \(configuration.storePath); live log \(configuration.liveLogPath); sensors \(configuration.sensors.map(\.description).joined(separator: ", "))"
     )
+    let liveLogService = LiveLogService(
+        file: liveLog,
+        format: configuration.liveLogFormat,
+        privacy: configuration.privacy,
+        sensors: sensors,
+        workouts: workouts,
+        logger: logger
+    )
+    let pipeline = IngestPipeline(
+        readings: sensors.readings,
+        workouts: workouts,
+        outputs: IngestPipeline.Outputs(
+            liveLog: { liveLogService.write($0) },
+            recorded: { control.readingsRecorded() }
+        ),
+        logger: logger
+    )
     // Shut down in reverse: systemd hears STOPPING first, the bus and the store go last.
     let services: [any Service] = [
         BusService(connection: connection, client: client),
         StoreService(store: store),
         sensors,
-        workouts,
-        LiveLogService(
-            file: liveLog,
-            format: configuration.liveLogFormat,
-            privacy: configuration.privacy,
-            sensors: sensors,
-            workouts: workouts,
-            logger: logger
-        ),
+        pipeline,
+        liveLogService,
         control,
         NotifierService(notifier: SystemdNotifier(environment: environment), workouts: workouts, logger: logger),
     ]

@@ -11,8 +11,8 @@ import Testing
         let readings = Mailbox<Int>(limit: 4)
         readings.put(contentsOf: 0..<10)
 
-        WorkoutManager.warnOfDroppedReadings(in: readings, logger: logger)
-        WorkoutManager.warnOfDroppedReadings(in: readings, logger: logger)
+        IngestPipeline.warnOfDroppedReadings(in: readings, logger: logger)
+        IngestPipeline.warnOfDroppedReadings(in: readings, logger: logger)
 
         let logged = lines.entries
         #expect(logged.count == 1)
@@ -26,7 +26,7 @@ import Testing
         let lines = CollectedLog()
         let readings = Mailbox<Int>(limit: 4)
         readings.put(contentsOf: 0..<4)
-        WorkoutManager.warnOfDroppedReadings(in: readings, logger: Logger(label: "test") { _ in lines })
+        IngestPipeline.warnOfDroppedReadings(in: readings, logger: Logger(label: "test") { _ in lines })
         #expect(lines.entries.isEmpty)
     }
 }

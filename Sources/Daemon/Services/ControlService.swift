@@ -20,6 +20,8 @@ final class ControlService: Service, Sendable {
     private let adapter: String?
     private let object = DBusObject(path: ControlAPI.objectPath)
     private let lastRefresh = LastTime()
+    /// When ``IngestPipeline`` last recorded a batch of readings.
+    private let lastBatch = LastTime(.now - .seconds(3600))
     private let clock: any WorkoutClock
     private let profile: AthleteProfile
 
@@ -66,8 +68,6 @@ final class ControlService: Service, Sendable {
         let workoutChanges = workouts.changes.subscribe(buffering: 1)
         let sensorChanges = sensors.statusChanged.subscribe(buffering: 1)
         let workoutActivity = workouts.changes.subscribe(buffering: 1)
-        let batches = workouts.recorded.subscribe(buffering: 1)
-        let lastBatch = LastTime(.now - .seconds(3600))
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { for await _ in workoutChanges { self.refresh() } }
@@ -82,16 +82,6 @@ final class ControlService: Service, Sendable {
                     }
                 }
                 group.addTask {
-                    // While readings arrive, their batches drive the once-a-second announcement, on the thread that
-                    // records them right after it did (no thread of its own woken, no timer).
-                    await withTaskExecutorPreference(WorkoutThread.shared) {
-                        for await _ in batches {
-                            lastBatch.set(.now)
-                            if self.lastRefresh.age >= .milliseconds(900) { self.refresh() }
-                        }
-                    }
-                }
-                group.addTask {
                     // A workout with nothing arriving (a paused one, a strap out of range) still ages: a timer
                     // covers it, waking once a second only while the batches do not. Without a workout nothing
                     // ages and no timer runs. Checked once at first (a workout recovered at start may have been
@@ -101,7 +91,7 @@ final class ControlService: Service, Sendable {
                         while !Task.isCancelled, self.workouts.currentSnapshot.workoutID != nil {
                             // Batches came within the last two seconds: they announce; the timer only has to
                             // notice when they stop (so the announcements can pause for up to its interval).
-                            let driven = lastBatch.age < .seconds(2)
+                            let driven = self.lastBatch.age < .seconds(2)
                             try? await Task.sleep(for: driven ? Self.drivenRefreshCheck : .seconds(1))
                             if self.lastRefresh.age >= .milliseconds(900) { self.refresh() }
                         }
@@ -111,6 +101,14 @@ final class ControlService: Service, Sendable {
         }
         try? await connection.releaseName(ControlAPI.busName)
         connection.unexport(path: ControlAPI.objectPath)
+    }
+
+    /// A batch of readings was recorded (the output stage of ``IngestPipeline``, on the workout thread right after
+    /// its commit): while readings arrive, they drive the once-a-second announcement, with no thread of its own woken
+    /// and no timer.
+    func readingsRecorded() {
+        lastBatch.set(.now)
+        if lastRefresh.age >= .milliseconds(900) { refresh() }
     }
 
     // MARK: Properties

@@ -2,10 +2,10 @@ import Foundation
 import Logging
 import ServiceLifecycle
 
-/// Writes the live bpm log: a line per measurement, and while a workout runs without any sensor data, a
-/// duration-only line every few seconds (never a made-up heart rate). During a workout a line is written once
-/// the reading's samples are committed, so every line survives a crash of the daemon; the lines of one commit go
-/// out in one write. Only while the store refuses samples (a full disk) is a line written for a reading that is
+/// Writes the live bpm log: a line per measurement (``IngestPipeline`` hands over each recorded batch), and while a
+/// workout runs without any sensor data, a duration-only line every few seconds (never a made-up heart rate).
+/// During a workout a line is written once the reading's samples are committed, so every line survives a crash of
+/// the daemon; the lines of one commit go out in one write. Only while the store refuses samples (a full disk) is a line written for a reading that is
 /// kept in memory until it can be saved.
 final class LiveLogService: Service, Sendable {
     private let file: LiveLogFile
@@ -14,6 +14,8 @@ final class LiveLogService: Service, Sendable {
     private let sensors: SensorManager
     private let workouts: WorkoutManager
     private let logger: Logger
+    /// When the last line was written.
+    private let lastLine = LastTime()
     /// How long a running workout goes without data before a duration-only line.
     static let quietInterval: Duration = .seconds(5)
 
@@ -34,41 +36,28 @@ final class LiveLogService: Service, Sendable {
     }
 
     func run() async throws {
-        let readings = workouts.recorded.subscribe()
         let workoutChanges = workouts.changes.subscribe(buffering: 1)
-        let lastLine = LastTime()
-        // On the thread that records the readings: a batch's lines are written right after its commit, without
-        // waking a thread of their own.
-        await withTaskExecutorPreference(WorkoutThread.shared) {
-            await cancelWhenGracefulShutdown {
-                await withTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        for await batch in readings {
-                            self.write(batch.map { ($0.0.reading.receivedDate, $0.0, $0.1) })
-                            lastLine.set(.now)
-                        }
-                    }
-                    group.addTask {
-                        // Only while a workout is ongoing: idle, no timer runs. Checked once at first (a workout
-                        // recovered at start may have been announced before this subscribed), then at each change.
-                        var changes = workoutChanges.makeAsyncIterator()
-                        repeat {
-                            while !Task.isCancelled {
-                                let snapshot = self.workouts.currentSnapshot
-                                guard snapshot.workoutID != nil else { break }
-                                try? await Task.sleep(for: Self.quietInterval)
-                                let now = self.workouts.currentSnapshot
-                                guard now.state == .running || now.state == .paused,
-                                    lastLine.age > Self.quietInterval
-                                else { continue }
-                                self.write([(Date(), nil, now)])
-                                lastLine.set(.now)
-                            }
-                        } while await changes.next() != nil
-                    }
+        // Only while a workout is ongoing: idle, no timer runs. Checked once at first (a workout recovered at start
+        // may have been announced before this subscribed), then at each change.
+        await cancelWhenGracefulShutdown {
+            var changes = workoutChanges.makeAsyncIterator()
+            repeat {
+                while !Task.isCancelled {
+                    let snapshot = self.workouts.currentSnapshot
+                    guard snapshot.workoutID != nil else { break }
+                    try? await Task.sleep(for: Self.quietInterval)
+                    let now = self.workouts.currentSnapshot
+                    guard now.state == .running || now.state == .paused, self.lastLine.age > Self.quietInterval
+                    else { continue }
+                    self.write([(Date(), nil, now)])
                 }
-            }
+            } while await changes.next() != nil
         }
+    }
+
+    /// Writes a line for each recorded reading, all in one write (the output stage of ``IngestPipeline``).
+    func write(_ recorded: [RecordedReading]) {
+        write(recorded.map { ($0.reading.reading.receivedDate, $0.reading, $0.workout) })
     }
 
     /// Writes a line for each entry, all in one write; `snapshot` is the workout when the reading was recorded.
@@ -79,6 +68,7 @@ final class LiveLogService: Service, Sendable {
             case .json: LiveLogLine.json(date: date, reading: reading?.reading, snapshot: snapshot, privacy: privacy)
             }
         }
+        lastLine.set(.now)
         do {
             try file.append(lines)
         } catch {

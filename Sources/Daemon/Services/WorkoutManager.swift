@@ -4,7 +4,6 @@ import Foundation
 import HealthStore
 import HeartRateProfile
 import Logging
-import ServiceLifecycle
 import Synchronization
 import WorkoutAnalysis
 import WorkoutKit
@@ -65,8 +64,9 @@ public struct WorkoutSnapshot: Sendable, Equatable {
 }
 
 /// Runs the workout: one `WorkoutSession` with its `LiveWorkoutBuilder` and `LiveWorkoutDataSource` at a time,
-/// fed by the sensor manager's readings. At start it recovers a workout the daemon was running when it stopped.
-actor WorkoutManager: Service {
+/// fed batch by batch by ``IngestPipeline`` (``record(_:)``), which first has it recover a workout the daemon was
+/// running when it stopped (``recover()``).
+actor WorkoutManager {
     private struct Current {
         var session: WorkoutSession
         var builder: LiveWorkoutBuilder
@@ -78,7 +78,8 @@ actor WorkoutManager: Service {
     }
 
     private let store: any HealthStore
-    /// Every reading of the daemon's sensors, as the sensor manager publishes them (a tick's in one batch).
+    /// Every reading of the daemon's sensors, as the sensor manager publishes them: a starting workout watches
+    /// them for its first heart rate (the workout itself is fed by ``record(_:)``).
     private let readings: Broadcast<DaemonReading>
     /// The sensors as they are now (their battery levels go into a finished workout).
     private let sensorStatuses: @Sendable () -> [SensorStatus]
@@ -99,10 +100,6 @@ actor WorkoutManager: Service {
         var at = Date.distantPast
         var latest: DaemonReading?
     }
-    /// Readings once they are recorded, in the batches they were committed in: during a workout, after their
-    /// samples are committed to the store, so whatever the live log shows survives a crash; otherwise at once.
-    /// Each comes with the workout as it was when the reading was recorded.
-    nonisolated let recorded = Broadcast<[(DaemonReading, WorkoutSnapshot)]>()
     /// The workout's sensors' skin contact: when it was lost, and who reports it.
     private var contact = ContactWatch()
     /// Why the store last refused readings, while it still does: logged once when it starts, not per reading.
@@ -128,43 +125,14 @@ actor WorkoutManager: Service {
         self.clock = clock
     }
 
-    /// Readings waiting for the workout at most; beyond that the oldest are dropped (and logged). A commit waits for
-    /// fsync, and a slow disk or a checkpoint can hold one for a good part of a second: at the flood benchmark's
-    /// 9 000 readings a second, 4 096 were not always enough. About 3.5 s of that flood, 80 s of a hundred sensors
-    /// at 4 Hz; the memory (about 6 MiB when full: 120 bytes a reading and its RR intervals) is taken only while
-    /// they wait.
-    static let backlogLimit = 32768
-
-    func run() async throws {
-        let readings = readings.subscribeBatches(buffering: Self.backlogLimit)
-        try await recover()
-        await withTaskExecutorPreference(WorkoutThread.shared) {
-            await cancelWhenGracefulShutdown {
-                // Everything that arrived while the last batch was being committed goes into the next commit.
-                while let batch = await readings.next() {
-                    Self.warnOfDroppedReadings(in: readings, logger: self.logger)
-                    await self.receive(batch)
-                }
-            }
-        }
-        // The workout stays journaled: the next start recovers it. What was collected is committed first.
+    /// Commits everything collected so far; the workout stays journaled, so the next start recovers it.
+    func flush() async {
         try? await store.flush()
-        recorded.finish()
-    }
-
-    /// Logs a warning when `readings` dropped some since the last call: they never reached the workout, and the
-    /// log is the only place that says so.
-    static func warnOfDroppedReadings(in readings: Mailbox<some Sendable>, logger: Logger) {
-        let dropped = readings.takeDropped()
-        guard dropped > 0 else { return }
-        logger.warning(
-            "\(dropped) readings were dropped: more than \(readings.limit) arrived while the workout was still saving earlier ones (a slow or stalled disk, or more sensors than this machine keeps up with). Check the disk that holds the store (its health, and other programs writing to it), or record with fewer sensors"
-        )
     }
 
     /// Brings back the workout that was in progress when the daemon stopped, and carries on collecting. The time
     /// the daemon was down has no samples; a marker event records it.
-    private func recover() async throws {
+    func recover() async throws {
         guard let session = try await WorkoutSession.recoverActiveWorkoutSession(store: store, clock: clock) else {
             return
         }
@@ -195,13 +163,15 @@ actor WorkoutManager: Service {
     /// The metadata key of the marker event that records a time the daemon was down during a workout.
     static let gapKey = "systole.gap"
 
-    private func receive(_ readings: [DaemonReading]) async {
+    /// Records a batch of readings (the workout stage of ``IngestPipeline``): during a workout their samples are
+    /// committed to the store before this returns, so whatever is shown of them survives a crash. Returns each
+    /// reading with the workout as it was when the reading was recorded.
+    func record(_ readings: [DaemonReading]) async -> [RecordedReading] {
         latest = readings.last
         guard let current else {
             storeRefusal = nil
             publish(.idle)
-            recorded.publish(readings.map { ($0, .idle) })
-            return
+            return readings.map { RecordedReading(reading: $0, workout: .idle) }
         }
         let arrival = await snapshot
         let stored = await current.source.receive(readings.map { (Self.measurement($0.reading), Self.device($0)) })
@@ -225,7 +195,8 @@ actor WorkoutManager: Service {
         publish(published)
         // A line says "running" or "paused" only for a reading the workout stored. One that arrived during the
         // countdown, or as the workout ended, is logged with the state it arrived in.
-        recorded.publish(readings.map { ($0, stored || !recording ? now : arrival) })
+        let shown = stored || !recording ? now : arrival
+        return readings.map { RecordedReading(reading: $0, workout: shown) }
     }
 
     /// Records each loss of skin contact that ended with these readings as an event of the workout.

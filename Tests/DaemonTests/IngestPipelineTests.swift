@@ -1,0 +1,129 @@
+import BlueZ
+import Foundation
+import HeartRateProfile
+import Logging
+import Synchronization
+import Testing
+import WorkoutKit
+
+@testable import Daemon
+
+/// What happened, in order, from any thread.
+private final class EventLog: Sendable {
+    private let entries = Mutex<[String]>([])
+    var all: [String] { entries.withLock { $0 } }
+    func append(_ entry: String) { entries.withLock { $0.append(entry) } }
+    func clear() { entries.withLock { $0 = [] } }
+}
+
+/// A store that notes each commit of samples in a shared log, before it returns.
+private actor LoggingStore: HealthStore {
+    let inner = InMemoryHealthStore()
+    let log: EventLog
+
+    init(log: EventLog) { self.log = log }
+
+    func save(_ samples: [Sample], workoutID: UUID?) async throws {
+        await inner.save(samples, workoutID: workoutID)
+        let rates = samples.compactMap { sample -> Int? in
+            guard case .quantity(let quantity) = sample, quantity.type == .heartRate else { return nil }
+            return Int(quantity.quantity.value)
+        }
+        log.append("commit \(rates)")
+    }
+    func save(_ workout: Workout) async throws { await inner.save(workout) }
+    func saveFinished(_ workout: Workout) async throws { await inner.saveFinished(workout) }
+    func deleteSamples(ofWorkout id: UUID) async throws { await inner.deleteSamples(ofWorkout: id) }
+    func samples(ofWorkout id: UUID) async throws -> [Sample] { await inner.samples(ofWorkout: id) }
+    func saveJournal(_ journal: WorkoutJournal) async throws { await inner.saveJournal(journal) }
+    func loadJournal() async throws -> WorkoutJournal? { await inner.loadJournal() }
+    func clearJournal() async throws { await inner.clearJournal() }
+}
+
+/// The pipeline in process: batches published as the bus ticks publish them, a workout manager on a store that logs
+/// its commits, and outputs that log what they were handed.
+@Suite struct IngestPipelineTests {
+    let clock = ManualWorkoutClock(Date(timeIntervalSince1970: 1_795_333_165))
+    let strap = try! BluetoothAddress("A0:9E:1A:94:8D:23")
+
+    func reading(_ bpm: UInt8) throws -> DaemonReading {
+        DaemonReading(
+            reading: HeartRateReading(
+                sensor: strap,
+                measurement: try HeartRateMeasurement(decoding: [0x06, bpm]),
+                receivedAt: .now,
+                receivedDate: clock.now(),
+                beats: [],
+                isContinuous: true
+            ),
+            name: "Polar H10 1A2B3C4D"
+        )
+    }
+
+    @Test func eachBatchIsCommittedBeforeItsLinesAndAnnouncementAndTheOutputRunsOnTheWorkoutThread() async throws {
+        let log = EventLog()
+        let readings = Broadcast<DaemonReading>()
+        let workouts = WorkoutManager(
+            store: LoggingStore(log: log),
+            readings: readings,
+            sensorStatuses: { [] },
+            sampleTypes: [.heartRate],
+            clock: clock,
+            logger: Logger(label: "test")
+        )
+        let onWorkoutThread = Mutex<[Bool]>([])
+        let pipeline = IngestPipeline(
+            readings: readings,
+            workouts: workouts,
+            outputs: IngestPipeline.Outputs(
+                liveLog: { batch in
+                    onWorkoutThread.withLock { $0.append(WorkoutThread.isCurrent) }
+                    let shown = batch.map { "\($0.reading.reading.measurement.heartRate) \($0.workout.stateName)" }
+                    log.append("lines \(shown)")
+                },
+                recorded: { log.append("recorded") }
+            ),
+            logger: Logger(label: "test")
+        )
+        let service = Task { try await pipeline.run() }
+        defer { service.cancel() }
+        for _ in 0..<400 where readings.subscriberCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
+
+        // No workout: the readings are shown as idle and nothing is stored.
+        readings.publish(contentsOf: [try reading(70), try reading(71)])
+        try await waitForEntries(2, in: log)
+        #expect(log.all == ["lines [\"70 idle\", \"71 idle\"]", "recorded"])
+
+        let starting = Task { try await workouts.start(WorkoutConfiguration(activityType: .running)) }
+        try await Task.sleep(for: .milliseconds(50))
+        readings.publish(try reading(90))
+        _ = try await starting.value
+        // The reading of the countdown is shown (and stored, when the workout was running by then).
+        try await waitForEntries(2, in: log)
+        try await Task.sleep(for: .milliseconds(100))
+        log.clear()
+        clock.advance(by: 1)
+        readings.publish(contentsOf: [try reading(100), try reading(101)])
+        try await waitForEntries(3, in: log)
+        clock.advance(by: 1)
+        readings.publish(try reading(102))
+        try await waitForEntries(6, in: log)
+        #expect(
+            log.all == [
+                "commit [100, 101]", "lines [\"100 running\", \"101 running\"]", "recorded",
+                "commit [102]", "lines [\"102 running\"]", "recorded",
+            ]
+        )
+        #expect(!onWorkoutThread.withLock { $0 }.isEmpty && onWorkoutThread.withLock { $0 }.allSatisfy { $0 })
+    }
+
+    /// Waits until `log` holds at least `count` entries (a few seconds at most).
+    fileprivate func waitForEntries(
+        _ count: Int,
+        in log: EventLog,
+        location: SourceLocation = #_sourceLocation
+    ) async throws {
+        for _ in 0..<1000 where log.all.count < count { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(log.all.count >= count, "\(log.all)", sourceLocation: location)
+    }
+}
