@@ -132,7 +132,7 @@ let package = Package(
         ),
 
         // MARK: Tests
-        .target(name: "SystoleTestSupport", path: "Tests/SystoleTestSupport"),
+        .target(name: "SystoleTestSupport", dependencies: ["DBus"], path: "Tests/SystoleTestSupport"),
         .testTarget(
             name: "HeartRateProfileTests",
             dependencies: [

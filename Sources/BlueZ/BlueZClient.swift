@@ -43,33 +43,36 @@ public final class BlueZClient: Sendable {
     public static func connect(_ connection: DBusConnection) async throws(BlueZError) -> BlueZClient {
         let client = BlueZClient(connection: connection)
         do {
-            let owners = try await connection.signals(
-                matching: DBusMatchRule(
+            // Owner changes are rare and their handling awaits: they go to a task of their own, in order.
+            let (owners, ownerChanges) = AsyncStream<Bool>.makeStream()
+            let ownerSubscription = try await connection.subscribe(
+                to: DBusMatchRule(
                     sender: "org.freedesktop.DBus",
                     path: "/org/freedesktop/DBus",
                     interface: "org.freedesktop.DBus",
                     member: "NameOwnerChanged",
                     arg0: BlueZ.service
                 )
-            )
+            ) { signal in
+                let newOwner = signal.arguments.count > 2 ? signal.arguments[2].string ?? "" : ""
+                ownerChanges.yield(!newOwner.isEmpty)
+            }
             // Signals are taken on the connection's loop thread as they arrive: with many sensors notifying, a task
             // of our own would be woken, and each signal queued for it, hundreds of times a second.
-            let signals = try await connection.signals(matching: DBusMatchRule(sender: BlueZ.service)) {
+            let signals = try await connection.subscribe(to: DBusMatchRule(sender: BlueZ.service)) {
                 [weak client] signal in client?.take(signal)
             }
             try await client.reload()
-            let signalTask = Task {
-                do {
-                    for try await _ in signals {}
-                } catch {}
-            }
+            let signalTask = Task { _ = try? await signals.ended() }
             let ownerTask = Task { [weak client] in
-                do {
-                    for try await signal in owners {
-                        let newOwner = signal.arguments.count > 2 ? signal.arguments[2].string ?? "" : ""
-                        await client?.ownerChanged(running: !newOwner.isEmpty)
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        try? await ownerSubscription.ended()
+                        ownerChanges.finish()
                     }
-                } catch {}
+                    for await running in owners { await client?.ownerChanged(running: running) }
+                    group.cancelAll()
+                }
             }
             client.state.withLock { $0.tasks = [signalTask, ownerTask] }
         } catch {

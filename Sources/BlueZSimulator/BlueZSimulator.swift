@@ -261,22 +261,29 @@ public actor BlueZSimulator {
 
     /// Ends what a client owned when it leaves the bus: notify sessions, discovery, agent, applications.
     private func watchClients(on connection: DBusConnection) async throws {
-        let departures = try await connection.signals(
-            matching: DBusMatchRule(
+        // A departure's handling awaits the simulator: the loop thread hands the name to a task of its own.
+        let (departures, departed) = AsyncStream<String>.makeStream()
+        let subscription = try await connection.subscribe(
+            to: DBusMatchRule(
                 sender: "org.freedesktop.DBus",
                 interface: "org.freedesktop.DBus",
                 member: "NameOwnerChanged"
             )
-        )
+        ) { signal in
+            guard signal.arguments.count == 3, let name = signal.arguments[0].string, name.hasPrefix(":"),
+                signal.arguments[2].string == ""
+            else { return }
+            departed.yield(name)
+        }
         let task = Task { [weak self] in
-            do {
-                for try await signal in departures {
-                    guard signal.arguments.count == 3, let name = signal.arguments[0].string, name.hasPrefix(":"),
-                        signal.arguments[2].string == ""
-                    else { continue }
-                    await self?.clientLeft(name)
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    try? await subscription.ended()
+                    departed.finish()
                 }
-            } catch {}
+                for await name in departures { await self?.clientLeft(name) }
+                group.cancelAll()
+            }
         }
         tasks.append(task)
     }

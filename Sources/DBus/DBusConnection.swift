@@ -186,39 +186,24 @@ public final class DBusConnection: Sendable {
         }
     }
 
-    /// Subscribes to the signals `rule` matches. The match rule is in place on the bus when this returns, so no
-    /// signal sent afterwards is missed. The stream ends (and the rule is removed) when the consuming task is
-    /// cancelled or stops iterating, and when the connection closes.
-    public func signals(matching rule: DBusMatchRule) async throws(DBusError) -> DBusSignalStream {
-        let (stream, continuation) = AsyncThrowingStream<DBusSignal, any Error>.makeStream()
-        return try await signals(matching: rule, stream, continuation) { continuation.yield($0) }
-    }
-
-    /// Subscribes like ``signals(matching:)``, except that each signal goes to `onSignal` as it arrives instead of
-    /// into the stream: in order, on the connection's loop thread. Keep `onSignal` short and never block in it
-    /// (nothing on this connection is answered meanwhile). The returned stream carries no signals; it ends, or
-    /// throws, when the subscription does, and the subscription ends when its consumer stops iterating.
+    /// Subscribes to the signals `rule` matches: each goes to `onSignal` as it arrives, in order, on the
+    /// connection's loop thread. Keep `onSignal` short and never block in it (nothing on this connection is
+    /// answered meanwhile); a consumer that wants its own task yields into a stream of its own from here.
     ///
-    /// A client that takes every signal of a busy service saves a task wakeup and a queued copy per signal.
-    public func signals(
-        matching rule: DBusMatchRule,
+    /// The match rule is in place on the bus when this returns, so no signal sent afterwards is missed. The
+    /// subscription lasts while a task waits in ``DBusSubscription/ended()``: it ends (and the rule is removed)
+    /// when that task is cancelled, and when the connection closes. This is the binding's one way to take signals;
+    /// a busy service's signals reach their consumer without a task wakeup or a queued copy each.
+    public func subscribe(
+        to rule: DBusMatchRule,
         onSignal: @escaping @Sendable (DBusSignal) -> Void
-    ) async throws(DBusError) -> DBusSignalStream {
+    ) async throws(DBusError) -> DBusSubscription {
         let (stream, continuation) = AsyncThrowingStream<DBusSignal, any Error>.makeStream()
-        return try await signals(matching: rule, stream, continuation, deliver: onSignal)
-    }
-
-    private func signals(
-        matching rule: DBusMatchRule,
-        _ stream: AsyncThrowingStream<DBusSignal, any Error>,
-        _ continuation: AsyncThrowingStream<DBusSignal, any Error>.Continuation,
-        deliver: @escaping @Sendable (DBusSignal) -> Void
-    ) async throws(DBusError) -> DBusSignalStream {
         let id = state.nextCallID()
         let state = state
         let trackOwner = rule.sender.map { !$0.hasPrefix(":") && $0 != "org.freedesktop.DBus" } ?? false
         // Register locally first so a signal that arrives right after AddMatch is delivered.
-        guard loop.enqueue({ state.addSubscription(id, rule: rule, continuation: continuation, deliver: deliver) })
+        guard loop.enqueue({ state.addSubscription(id, rule: rule, continuation: continuation, deliver: onSignal) })
         else {
             throw DBusError(.disconnected, "not connected: cannot subscribe to \(rule)")
         }
@@ -234,7 +219,7 @@ public final class DBusConnection: Sendable {
             continuation.finish(throwing: error)
             throw error
         }
-        return DBusSignalStream(stream)
+        return DBusSubscription(stream)
     }
 
     /// Keeps the local owner map for a well-known name current (used to match signals by sender).
@@ -267,7 +252,7 @@ public final class DBusConnection: Sendable {
     }
 
     /// Called from a handler that runs on the connection's loop thread (a signal handler given to
-    /// ``signals(matching:onSignal:)``, say): runs `action` on that thread once every message read in this
+    /// ``subscribe(to:onSignal:)``, say): runs `action` on that thread once every message read in this
     /// wakeup is dispatched, and returns true. Called anywhere else it does nothing and returns false. It lets a
     /// consumer hand on a wakeup's messages in one batch instead of waking its reader for the first of them.
     public func atEndOfDispatch(_ action: @escaping () -> Void) -> Bool {
@@ -344,21 +329,20 @@ public final class DBusConnection: Sendable {
 }
 
 /// The signals a subscription receives. Iterate it from one task.
-public struct DBusSignalStream: AsyncSequence, Sendable {
-    public typealias Element = DBusSignal
+/// A subscription made by ``DBusConnection/subscribe(to:onSignal:)``: it lasts while a task waits in ``ended()``.
+public struct DBusSubscription: Sendable {
+    /// Carries no signals: it finishes, or throws, when the subscription ends.
     let base: AsyncThrowingStream<DBusSignal, any Error>
 
     init(_ base: AsyncThrowingStream<DBusSignal, any Error>) {
         self.base = base
     }
 
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        var base: AsyncThrowingStream<DBusSignal, any Error>.AsyncIterator
-        /// The next signal; nil when the subscription ended. Throws `DBusError` when the connection was lost.
-        public mutating func next() async throws -> DBusSignal? { try await base.next() }
+    /// Returns when the connection closes; throws `DBusError` when it was lost. Cancelling the waiting task ends
+    /// the subscription and removes its match rule.
+    public func ended() async throws {
+        for try await _ in base {}
     }
-
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator()) }
 }
 
 final class WeakConnection: @unchecked Sendable {

@@ -59,7 +59,7 @@ import Testing
         }
 
         /// The `PropertiesChanged` signals bluetoothd sends for the object at `path`.
-        func propertyChanges(of path: String) async throws -> DBusSignalStream {
+        func propertyChanges(of path: String) async throws -> SignalStream {
             try await client.signals(
                 matching: DBusMatchRule(
                     sender: "org.bluez",
@@ -381,7 +381,7 @@ import Testing
 
     /// Records, from `signals`, what a connect of the device at `path` announces, up to Battery1 (its last step).
     func connectTrace(
-        _ iterator: inout DBusSignalStream.AsyncIterator,
+        _ iterator: inout SignalStream.AsyncIterator,
         _ path: String
     )
         async throws -> [String]

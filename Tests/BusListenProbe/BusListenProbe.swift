@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import Synchronization
 
 /// `bus-listen-probe ADDRESS SECONDS`: what any local user can do on a bus: connect, ask for every
 /// `PropertiesChanged` signal under `/org/systole` with a plain `AddMatch` (no eavesdropping), and print each one
@@ -19,32 +20,22 @@ enum BusListenProbe {
             exit(2)
         }
         let connection = try await DBusConnection.connect(to: .address(arguments[1]))
-        let signals = try await connection.signals(
-            matching: DBusMatchRule(pathNamespace: "/org/systole", interface: "org.freedesktop.DBus.Properties")
-        )
-        say("listening")
-        let count = await withTaskGroup(of: Int?.self) { group in
-            group.addTask {
-                var count = 0
-                do {
-                    for try await signal in signals {
-                        count += 1
-                        say("signal \(signal.sender) \(signal.path) \(signal.member) \(signal.arguments)")
-                    }
-                } catch {}
-                return count
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(seconds))
-                return nil
-            }
-            // The timer ends first unless the bus goes away; either way, stop listening.
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            let second = await group.next() ?? nil
-            return first ?? second ?? 0
+        let count = Atomic(0)
+        let subscription = try await connection.subscribe(
+            to: DBusMatchRule(pathNamespace: "/org/systole", interface: "org.freedesktop.DBus.Properties")
+        ) { signal in
+            count.add(1, ordering: .relaxed)
+            say("signal \(signal.sender) \(signal.path) \(signal.member) \(signal.arguments)")
         }
-        say("received \(count)")
+        say("listening")
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await subscription.ended() }
+            group.addTask { try? await Task.sleep(for: .seconds(seconds)) }
+            // The timer ends first unless the bus goes away; either way, stop listening.
+            await group.next()
+            group.cancelAll()
+        }
+        say("received \(count.load(ordering: .relaxed))")
         connection.close()
     }
 }

@@ -1,5 +1,6 @@
 import DBus
 import Synchronization
+import SystoleTestSupport
 import Testing
 
 /// The fast path for a characteristic's `Value`: routed signals reach the handler with their bytes and nothing
@@ -33,7 +34,7 @@ import Testing
 
     /// A subscription to everything the sender says (which also makes the client follow the sender's owner), and a
     /// route for the characteristic's Value beside it.
-    func setUp(_ fixture: BusFixture) async throws -> (DBusSignalStream, Received, DBusByteValueRoute) {
+    func setUp(_ fixture: BusFixture) async throws -> (SignalStream, Received, DBusByteValueRoute) {
         try await fixture.server.requestName(Self.sender)
         let signals = try await fixture.client.signals(matching: DBusMatchRule(sender: Self.sender))
         let received = Received()

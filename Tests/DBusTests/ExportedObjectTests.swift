@@ -1,4 +1,5 @@
 import DBus
+import SystoleTestSupport
 import Testing
 
 @Suite struct ExportedObjectTests {

@@ -11,11 +11,11 @@ import Testing
             #expect(!loop.isCurrent)
             let (onLoop, report) = AsyncStream.makeStream(of: Bool.self)
             let rule = DBusMatchRule(path: "/test/emitter", interface: "org.systole.Test.Signals", member: "Beat")
-            let stream = try await fixture.client.signals(matching: rule) { _ in
+            let subscription = try await fixture.client.subscribe(to: rule) { _ in
                 loop.assertOnLoopThread()
                 report.yield(loop.isCurrent)
             }
-            let consumer = Task { for try await _ in stream {} }
+            let consumer = Task { try await subscription.ended() }
             defer { consumer.cancel() }
             try fixture.server.emit(
                 path: "/test/emitter",
