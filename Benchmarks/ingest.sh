@@ -24,8 +24,8 @@
 # usage: Benchmarks/ingest.sh [--sensors N] [--rate HZ] [--seconds S] [--warmup S] [--no-bleak] [--no-wakeups]
 #                              [--json] [--debug] [--check]
 #        Benchmarks/ingest.sh --wakeups [--json] [--debug] [--check]   (the two wakeup phases alone, about 40 s)
-#        Benchmarks/ingest.sh --sweep [--sensors N] [--seconds S]   (raises the rate until systoled or the null
-#                                                                       consumer loses notifications)
+#        Benchmarks/ingest.sh --sweep [--sensors N] [--seconds S]   (doubles the rate until both consumers lose
+#                                   notifications, then narrows in on each one's highest rate without loss)
 #   defaults: 100 sensors at 4 Hz, 60 s measured after a 10 s warm-up (a sweep step measures 10 s).
 #   --debug uses the debug build (for smoke runs: its figures are not the product's); --check exits 1 when a
 #   consumer lost more than 5 % of the notifications, systoled logged no reading, or in the one-strap phase it
@@ -56,18 +56,19 @@ done
 if [ "$WAKEUPS" = only ] && [ "$SWEEP" = 1 ]; then echo "ingest: --wakeups and --sweep cannot be combined" >&2; exit 64; fi
 
 if [ "$SWEEP" = 1 ]; then
-  # Doubling the rate each step, without bleak (it falls behind long before): the highest rate each consumer
+  # Raising the rate step by step, without bleak (it falls behind long before): the highest rate each consumer
   # took without loss.
   step_seconds=$([ "$MEASURE" = 60 ] && echo 10 || echo "$MEASURE")
-  echo "ingest sweep: $SENSORS sensors, ${step_seconds} s per step, doubling the rate until loss"
+  echo "ingest sweep: $SENSORS sensors, ${step_seconds} s per step, doubling the rate until loss, then narrowing in"
   printf '%10s %12s %12s %12s %12s %9s\n' "offered/s" "null/s" "null loss" "systoled/s" "systoled loss" "dropped"
-  rate=5
   best_null=0 best_systoled=0
   # "Without loss" allows half a percent: where the measured window starts and ends can cost a notification or two
   # that were not lost (at 100/s for 10 s, two are 0.2 %); a consumer that falls behind loses far more.
   limit=0.005
-  while :; do
-    out=$("$0" --sensors "$SENSORS" --rate "$rate" --seconds "$step_seconds" --warmup 5 --no-bleak --no-wakeups --json)
+  # sweep_step RATE: one step at RATE Hz a sensor; prints its row, sets null_ok and sd_ok, and raises the bests.
+  sweep_step() {
+    local out offered null_rate null_loss sd_rate sd_loss sd_dropped
+    out=$("$0" --sensors "$SENSORS" --rate "$1" --seconds "$step_seconds" --warmup 5 --no-bleak --no-wakeups --json)
     read -r offered null_rate null_loss sd_rate sd_loss sd_dropped < <(python3 -c '
 import json, sys
 r = json.loads(sys.argv[1])
@@ -75,15 +76,37 @@ n, s = r["consumers"]["null"], r["consumers"]["systoled"]
 print(r["offeredPerSecond"], n["perSecond"], n["loss"], s["perSecond"], s["loss"], s["dropped"])' "$out")
     printf '%10.0f %12.0f %11.2f%% %12.0f %11.2f%% %9d\n' "$offered" "$null_rate" "$(python3 -c "print($null_loss*100)")" \
       "$sd_rate" "$(python3 -c "print($sd_loss*100)")" "$sd_dropped"
-    if python3 -c "import sys; sys.exit(0 if $null_loss <= $limit else 1)"; then best_null=$null_rate; fi
+    null_ok=0 sd_ok=0
+    python3 -c "import sys; sys.exit(0 if $null_loss <= $limit else 1)" && null_ok=1
     # Readings systoled read but dropped from its own backlog are lost as much as notifications it never read.
-    if python3 -c "import sys; sys.exit(0 if $sd_loss <= $limit and $sd_dropped == 0 else 1)"; then
+    python3 -c "import sys; sys.exit(0 if $sd_loss <= $limit and $sd_dropped == 0 else 1)" && sd_ok=1
+    if [ "$null_ok" = 1 ] && python3 -c "import sys; sys.exit(0 if $null_rate > $best_null else 1)"; then
+      best_null=$null_rate
+    fi
+    if [ "$sd_ok" = 1 ] && python3 -c "import sys; sys.exit(0 if $sd_rate > $best_systoled else 1)"; then
       best_systoled=$sd_rate
     fi
-    if python3 -c "import sys; sys.exit(0 if $sd_loss > $limit and $null_loss > $limit or $rate >= 640 else 1)"; then
-      break
-    fi
+  }
+  # Doubling first, from 5 Hz a sensor: each consumer's last rate without loss and first with it.
+  rate=5 null_good=0 null_bad=0 sd_good=0 sd_bad=0
+  while :; do
+    sweep_step "$rate"
+    if [ "$null_ok" = 1 ]; then [ "$null_bad" = 0 ] && null_good=$rate; elif [ "$null_bad" = 0 ]; then null_bad=$rate; fi
+    if [ "$sd_ok" = 1 ]; then [ "$sd_bad" = 0 ] && sd_good=$rate; elif [ "$sd_bad" = 0 ]; then sd_bad=$rate; fi
+    if [ "$null_bad" != 0 ] && [ "$sd_bad" != 0 ] || [ "$rate" -ge 640 ]; then break; fi
     rate=$((rate * 2))
+  done
+  # Then three halvings of each consumer's interval: doubling alone could put one at 8 000/s and the other at
+  # 16 000/s when both take 15 000.
+  for consumer in systoled null; do
+    if [ "$consumer" = systoled ]; then good=$sd_good bad=$sd_bad; else good=$null_good bad=$null_bad; fi
+    for _ in 1 2 3; do
+      [ "$bad" != 0 ] && [ $((bad - good)) -gt 1 ] || break
+      mid=$(((good + bad) / 2))
+      sweep_step "$mid"
+      ok=$([ "$consumer" = systoled ] && echo "$sd_ok" || echo "$null_ok")
+      if [ "$ok" = 1 ]; then good=$mid; else bad=$mid; fi
+    done
   done
   echo "highest rate without loss: null $(printf %.0f "$best_null")/s, systoled $(printf %.0f "$best_systoled")/s" \
     "($(python3 -c "print(f'{$best_systoled / $best_null * 100:.0f}' if $best_null else 'n/a')") % of null)"
