@@ -14,7 +14,7 @@ import Testing
             #expect(readings.count >= 25)
             let sent = await bt.simulator.emittedNotifications()
             let decoded = try sent.prefix(readings.count).map { try HeartRateMeasurement(decoding: $0.payload) }
-            #expect(readings.map(\.measurement) == decoded)
+            expectAsSent(events, decoded)
             #expect(readings.allSatisfy { $0.sensor.description == sent[0].sensor })
             // Garmin-like: energy on every 10th notification, RR present, no contact bit.
             let withEnergy = readings.indices.filter { readings[$0].measurement.energyExpended != nil }
@@ -31,6 +31,35 @@ import Testing
                 "\(events.states)"
             )
         }
+    }
+
+    /// Checks that `events`' readings are `sent`, field by field. A loaded machine delivers notifications late and in
+    /// bursts, so the sensor may leave out beats that add up to more than the time since the previous reading
+    /// (reported as rejected excess beats): each reading's RR intervals are the last of those sent, and the ones
+    /// kept and the ones left out add up to all that were sent.
+    func expectAsSent(
+        _ events: [HeartRateSensorEvent],
+        _ sent: [HeartRateMeasurement],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let readings = events.readings
+        var withoutIntervals = sent
+        for index in withoutIntervals.indices { withoutIntervals[index].rrIntervals = [] }
+        var received = readings.map(\.measurement)
+        for index in received.indices { received[index].rrIntervals = [] }
+        #expect(received == withoutIntervals, sourceLocation: sourceLocation)
+        let excess = events.reduce(0) { total, event in
+            if case .rejected(.excessBeats, let count, _) = event { total + count } else { total }
+        }
+        for (reading, sentMeasurement) in zip(readings, sent) {
+            #expect(
+                sentMeasurement.rrIntervals.suffix(reading.measurement.rrIntervals.count)
+                    == ArraySlice(reading.measurement.rrIntervals),
+                sourceLocation: sourceLocation
+            )
+        }
+        let kept = readings.reduce(0) { $0 + $1.measurement.rrIntervals.count }
+        #expect(kept + excess == sent.reduce(0) { $0 + $1.rrIntervals.count }, sourceLocation: sourceLocation)
     }
 
     @Test func beatsFormOneContinuousTimelineWithinAConnection() async throws {
@@ -211,24 +240,7 @@ import Testing
             let good = try sent.filter { !$0.malformed }.prefix(events.readings.count).map {
                 try HeartRateMeasurement(decoding: $0.payload)
             }
-            // A loaded machine delivers notifications late and in bursts, so the sensor may leave out beats that
-            // add up to more than the time since the previous one; every other field arrives as sent.
-            var withoutIntervals = good
-            for index in withoutIntervals.indices { withoutIntervals[index].rrIntervals = [] }
-            var received = events.readings.map(\.measurement)
-            for index in received.indices { received[index].rrIntervals = [] }
-            #expect(received == withoutIntervals)
-            let excess = events.reduce(0) { total, event in
-                if case .rejected(.excessBeats, let count, _) = event { total + count } else { total }
-            }
-            for (reading, sentMeasurement) in zip(events.readings, good) {
-                #expect(
-                    sentMeasurement.rrIntervals.suffix(reading.measurement.rrIntervals.count)
-                        == ArraySlice(reading.measurement.rrIntervals)
-                )
-            }
-            let kept = events.readings.reduce(0) { $0 + $1.measurement.rrIntervals.count }
-            #expect(kept + excess == good.reduce(0) { $0 + $1.rrIntervals.count })
+            expectAsSent(events, good)
         }
     }
 
