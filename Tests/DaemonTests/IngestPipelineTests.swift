@@ -44,21 +44,8 @@ private actor LoggingStore: HealthStore {
 /// its commits, and outputs that log what they were handed.
 @Suite struct IngestPipelineTests {
     let clock = ManualWorkoutClock(Date(timeIntervalSince1970: 1_795_333_165))
-    let strap = try! BluetoothAddress("A0:9E:1A:94:8D:23")
 
-    func reading(_ bpm: UInt8) throws -> DaemonReading {
-        DaemonReading(
-            reading: HeartRateReading(
-                sensor: strap,
-                measurement: try HeartRateMeasurement(decoding: [0x06, bpm]),
-                receivedAt: .now,
-                receivedDate: clock.now(),
-                beats: [],
-                isContinuous: true
-            ),
-            name: "Polar H10 1A2B3C4D"
-        )
-    }
+    func reading(_ bpm: UInt8) throws -> DaemonReading { try strapReading(bpm, at: clock.now()) }
 
     @Test func eachBatchIsCommittedBeforeItsLinesAndAnnouncementAndTheOutputRunsOnTheWorkoutThread() async throws {
         let log = EventLog()

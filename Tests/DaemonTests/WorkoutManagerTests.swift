@@ -13,7 +13,6 @@ import WorkoutKit
     let clock = ManualWorkoutClock(Date(timeIntervalSince1970: 1_795_333_165))
     let store = InMemoryHealthStore()
     let readings = Broadcast<DaemonReading>()
-    let strap = try! BluetoothAddress("A0:9E:1A:94:8D:23")
 
     func manager() -> WorkoutManager {
         WorkoutManager(
@@ -26,20 +25,7 @@ import WorkoutKit
         )
     }
 
-    /// A reading of `bpm` received now (by the manual clock).
-    func reading(_ bpm: UInt8) throws -> DaemonReading {
-        DaemonReading(
-            reading: HeartRateReading(
-                sensor: strap,
-                measurement: try HeartRateMeasurement(decoding: [0x06, bpm]),
-                receivedAt: .now,
-                receivedDate: clock.now(),
-                beats: [],
-                isContinuous: true
-            ),
-            name: "Polar H10 1A2B3C4D"
-        )
-    }
+    func reading(_ bpm: UInt8) throws -> DaemonReading { try strapReading(bpm, at: clock.now()) }
 
     /// Recovers whatever workout the store holds (as the ingest pipeline does first), then lets `body` drive it.
     func running(_ manager: WorkoutManager, _ body: () async throws -> Void) async throws {
