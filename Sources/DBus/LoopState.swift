@@ -59,6 +59,7 @@ final class LoopState: @unchecked Sendable {
         loop.assertOnLoopThread()
         self.raw = raw
         self.loop = loop
+        loop.onFailure = { [weak self] error in self?.shutDown(error) }
         isOpen.store(true, ordering: .releasing)
         let context = Unmanaged.passRetained(self).toOpaque()
         dbus_connection_add_filter(

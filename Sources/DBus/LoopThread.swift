@@ -28,6 +28,11 @@ final class LoopThread: @unchecked Sendable {
     private var deadlines: [UInt64: (instant: ContinuousClock.Instant, action: @Sendable () -> Void)] = [:]
     private var nextDeadline: UInt64 = 0
     private var running = true
+    /// Called on the loop thread when polling fails for good (not EINTR), just before the loop ends: the
+    /// connection's state fails its calls and ends its subscriptions, so nobody waits for a loop that is gone.
+    var onFailure: ((DBusError) -> Void)?
+    /// poll(2); tests replace it to make polling fail.
+    var poll: (UnsafeMutablePointer<pollfd>, nfds_t, Int32) -> Int32 = { Glibc.poll($0, $1, $2) }
     /// Set while `dispatchAll` runs, with what to do after it (loop thread only).
     private var dispatching = false
     private var endOfDispatch: [() -> Void] = []
@@ -208,7 +213,11 @@ final class LoopThread: @unchecked Sendable {
             }
             let timeout = nextTimeoutMilliseconds()
             let ready = poll(&pollFDs, nfds_t(pollFDs.count), timeout)
-            if ready < 0 && errno != EINTR { break }
+            if ready < 0 && errno != EINTR {
+                let reason = String(cString: strerror(errno))
+                onFailure?(DBusError(.disconnected, "the connection to the bus failed: poll: \(reason)"))
+                break
+            }
 
             if pollFDs[0].revents != 0 {
                 var drain = [UInt8](repeating: 0, count: 256)
