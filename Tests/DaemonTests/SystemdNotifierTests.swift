@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import SystoleTestSupport
 import Testing
 
@@ -46,19 +47,28 @@ import Testing
         let name = "@systole-notify-\(UUID().uuidString)"
         let listener = try NotifySocket(name, reading: false)
         let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": name])
-        var sent = 0
-        var dropped: SystemdNotifier.Failure?
-        // The kernel queues a few datagrams for a listener (net.unix.max_dgram_qlen, 10 by default); past them a
-        // blocking send would wait for ever.
-        for index in 0..<1_000 {
-            do {
-                try notifier.notify("STATUS=running · \(index)")
-                sent += 1
-            } catch {
-                dropped = error
-                break
+        // Sent from a thread of its own: were a send to block, the test fails after its deadline instead of hanging.
+        let outcome = Mutex<(sent: Int, dropped: SystemdNotifier.Failure?)?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            var sent = 0
+            var dropped: SystemdNotifier.Failure?
+            // The kernel queues a few datagrams for a listener (net.unix.max_dgram_qlen, 10 by default); past them a
+            // blocking send would wait for ever.
+            for index in 0..<1_000 {
+                do {
+                    try notifier.notify("STATUS=running · \(index)")
+                    sent += 1
+                } catch {
+                    dropped = error as? SystemdNotifier.Failure
+                    break
+                }
             }
-        }
+            outcome.withLock { $0 = (sent, dropped) }
+            done.signal()
+        }.start()
+        #expect(done.wait(timeout: .now() + 10) == .success, "a send blocked")
+        let (sent, dropped) = try #require(outcome.withLock { $0 })
         #expect(sent < 1_000, "the queue never filled")
         #expect(dropped?.description.hasPrefix("\(name) is not being read") == true)
         withExtendedLifetime(listener) {}
