@@ -223,7 +223,6 @@ public func buildDaemon(
         file: liveLog,
         format: configuration.liveLogFormat,
         privacy: configuration.privacy,
-        sensors: sensors,
         workouts: workouts,
         logger: logger
     )

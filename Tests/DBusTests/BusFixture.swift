@@ -14,6 +14,24 @@ struct BusFixture {
         return BusFixture(bus: bus, server: server, client: client)
     }
 
+    /// Exports `org.systole.Test.Slow.Wait` at `/test/slow` on the server: it answers after 30 s, so a call to it
+    /// stays pending for as long as a test needs.
+    func exportSlowMethod() {
+        let object = DBusObject(path: "/test/slow")
+        object.addInterface(
+            DBusInterface(
+                "org.systole.Test.Slow",
+                methods: [
+                    DBusMethod("Wait") { _ in
+                        try? await Task.sleep(for: .seconds(30))
+                        return []
+                    }
+                ]
+            )
+        )
+        server.export(object)
+    }
+
     func stop() {
         client.close()
         server.close()

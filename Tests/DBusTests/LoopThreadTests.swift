@@ -40,20 +40,8 @@ import Glibc
 
     @Test func aPollThatFailsEndsTheConnectionAndEverythingWaitingOnIt() async throws {
         try await withBus { fixture in
-            // A method that answers after 30 s: its call is pending when polling fails.
-            let object = DBusObject(path: "/test/slow")
-            object.addInterface(
-                DBusInterface(
-                    "org.systole.Test.Slow",
-                    methods: [
-                        DBusMethod("Wait") { _ in
-                            try? await Task.sleep(for: .seconds(30))
-                            return []
-                        }
-                    ]
-                )
-            )
-            fixture.server.export(object)
+            // A call to it is pending when polling fails.
+            fixture.exportSlowMethod()
             let client = try await DBusConnection.connect(to: .address(fixture.bus.address))
             let subscription = try await client.subscribe(to: DBusMatchRule(member: "Never")) { _ in }
             // What the waiting tasks end with, noted where the test can look without waiting on them: if the loop

@@ -173,19 +173,7 @@ import Testing
     @Test func whenTheBusDiesPendingCallsFailAndStreamsEnd() async throws {
         let fixture = try await BusFixture.start()
         defer { fixture.stop() }
-        let object = DBusObject(path: "/test/slow")
-        object.addInterface(
-            DBusInterface(
-                "org.systole.Test.Slow",
-                methods: [
-                    DBusMethod("Wait") { _ in
-                        try? await Task.sleep(for: .seconds(30))
-                        return []
-                    }
-                ]
-            )
-        )
-        fixture.server.export(object)
+        fixture.exportSlowMethod()
         let signals = try await fixture.client.signals(matching: DBusMatchRule(interface: "org.systole.Test.Slow"))
         let destination = fixture.server.uniqueName
         let client = fixture.client

@@ -81,13 +81,14 @@ private actor LoggingStore: HealthStore {
         try await waitForEntries(2, in: log)
         #expect(log.all == ["lines [\"70 idle\", \"71 idle\"]", "recorded"])
 
+        log.clear()
         let starting = Task { try await workouts.start(WorkoutConfiguration(activityType: .running)) }
         try await Task.sleep(for: .milliseconds(50))
         readings.publish(try reading(90))
         _ = try await starting.value
         // The reading of the countdown is shown (and stored, when the workout was running by then).
-        try await waitForEntries(2, in: log)
-        try await Task.sleep(for: .milliseconds(100))
+        for _ in 0..<1000 where !log.all.contains("recorded") { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(log.all.last == "recorded", "\(log.all)")
         log.clear()
         clock.advance(by: 1)
         readings.publish(contentsOf: [try reading(100), try reading(101)])

@@ -5,13 +5,12 @@ import ServiceLifecycle
 /// Writes the live bpm log: a line per measurement (``IngestPipeline`` hands over each recorded batch), and while a
 /// workout runs without any sensor data, a duration-only line every few seconds (never a made-up heart rate).
 /// During a workout a line is written once the reading's samples are committed, so every line survives a crash of
-/// the daemon; the lines of one commit go out in one write. Only while the store refuses samples (a full disk) is a line written for a reading that is
-/// kept in memory until it can be saved.
+/// the daemon; the lines of one commit go out in one write. Only while the store refuses samples (a full disk) is a
+/// line written for a reading that is kept in memory until it can be saved.
 final class LiveLogService: Service, Sendable {
     private let file: LiveLogFile
     private let format: DaemonConfiguration.LiveLogFormat
     private let privacy: DaemonConfiguration.Privacy
-    private let sensors: SensorManager
     private let workouts: WorkoutManager
     private let logger: Logger
     /// When the last line was written.
@@ -23,14 +22,12 @@ final class LiveLogService: Service, Sendable {
         file: LiveLogFile,
         format: DaemonConfiguration.LiveLogFormat,
         privacy: DaemonConfiguration.Privacy,
-        sensors: SensorManager,
         workouts: WorkoutManager,
         logger: Logger
     ) {
         self.file = file
         self.format = format
         self.privacy = privacy
-        self.sensors = sensors
         self.workouts = workouts
         self.logger = logger
     }
