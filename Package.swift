@@ -25,6 +25,10 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // MARK: C system libraries (pkg-config), with header-only shims for what Swift cannot import.
@@ -74,6 +78,21 @@ let package = Package(
         // MARK: Workouts out of systole: the file formats (FIT, TCX, CSV, RR) of a recording. No I/O.
         .target(name: "WorkoutExport", dependencies: ["WorkoutAnalysis", "WorkoutKit"]),
 
+        // MARK: What the live outputs show (the page, the overlay, MQTT): plain values, privacy applied by systoled.
+        .target(name: "LiveView"),
+        // MARK: systoled's web server (Hummingbird): the live page, the overlay, workouts, /metrics.
+        .target(
+            name: "LiveWeb",
+            dependencies: [
+                "LiveView",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         // MARK: Names of the daemon's D-Bus control API, shared by the daemon and the CLI.
         .target(name: "ControlAPI"),
 
@@ -82,8 +101,11 @@ let package = Package(
             name: "Daemon",
             dependencies: [
                 "BlueZ", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit", "HealthStore", "WorkoutAnalysis",
-                "WorkoutExport",
+                "WorkoutExport", "LiveView", "LiveWeb",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -191,7 +213,9 @@ let package = Package(
             dependencies: [
                 "SystoleCLI", "ControlAPI", "DBus", "HeartRateProfile", "BlueZSimulator", "HealthStore", "WorkoutKit",
                 "SystoleTestSupport",
-            ]
+            ],
+            // The web tests' scripts run from the source tree with the venv's Python.
+            exclude: ["Web"]
         ),
     ],
     swiftLanguageModes: [.v6]

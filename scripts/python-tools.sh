@@ -4,6 +4,10 @@
 #   xmlschema                    validates TCX against Garmin's TrainingCenterDatabase v2 schema
 #   neurokit2                    HRV and Lipponen & Tarvainen artifact correction, the reference for ours
 #                                (with the numpy, pandas and scipy it was checked with)
+#   prometheus-client            the Prometheus text-format parser /metrics is read with
+#   playwright, pillow           drive Debian's chromium (headless) through the web page and the overlay, and read
+#                                the overlay's screenshot (Playwright's own browser download is not used)
+#   paho-mqtt                    subscribes to the MQTT broker the MQTT tests start
 # and Garmin's TCX schema itself, as Debian's pytrainer package ships it (downloaded, not installed), beside the venv.
 # Safe to run again and from several tests at once (a lock); the tests call it, so does install-deps.sh.
 #
@@ -12,7 +16,8 @@ set -euo pipefail
 root=${SYSTOLE_PYTHON_TOOLS:-$HOME/.cache/systole-python-tools}
 # neurokit2's numpy, pandas and scipy pinned too: the HRV test compares corrected beat positions exactly, and
 # pandas' rolling quantiles and numpy's sums decide them.
-packages=(garmin-fit-sdk==21.218.0 fitdecode==0.11.0 xmlschema==4.3.2 neurokit2==0.2.13 numpy==2.4.6 pandas==2.3.3 scipy==1.17.1)
+packages=(garmin-fit-sdk==21.218.0 fitdecode==0.11.0 xmlschema==4.3.2 neurokit2==0.2.13 numpy==2.4.6 pandas==2.3.3 scipy==1.17.1
+  prometheus-client==0.23.1 playwright==1.65.2 pillow==13.0.0 paho-mqtt==2.2.0)
 mkdir -p "$root"
 exec 9>"$root/.lock"
 flock 9

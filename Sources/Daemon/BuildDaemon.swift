@@ -3,7 +3,9 @@ import BlueZ
 import DBus
 import Foundation
 import HealthStore
+import LiveWeb
 import Logging
+import Metrics
 import ServiceLifecycle
 import WorkoutKit
 
@@ -140,8 +142,13 @@ public func buildDaemon(
     } catch {
         throw DaemonStartError(description: "cannot open the store \(configuration.storePath): \(error)", exitCode: 73)
     }
+    let metrics = DaemonMetrics()
     do {
-        store = try SQLiteHealthStore(path: configuration.storePath, commitsInPlace: { WorkoutThread.isCurrent })
+        store = try SQLiteHealthStore(
+            path: configuration.storePath,
+            commitsInPlace: { WorkoutThread.isCurrent },
+            commitObserver: { [commitDuration = metrics.commitDuration] in commitDuration.record(duration: $0) }
+        )
     } catch {
         throw DaemonStartError(description: "\(error)", exitCode: 73)
     }
@@ -200,6 +207,11 @@ public func buildDaemon(
         profile: configuration.profile,
         logger: logger
     )
+    // The web server's address and token; a token systoled makes itself when none is configured, which only
+    // `systole web` (group systole, through the bus policy) hands out.
+    let web = configuration.http.map { http in
+        LiveWebConfiguration(host: http.host, port: http.port, token: http.token ?? makeToken())
+    }
     let control = ControlService(
         connection: connection,
         client: client,
@@ -208,7 +220,8 @@ public func buildDaemon(
         store: store,
         adapter: configuration.adapter,
         clock: clock,
-        profile: configuration.profile
+        profile: configuration.profile,
+        webPage: web?.pageAddress
     )
     do {
         try await control.publish()
@@ -226,25 +239,48 @@ public func buildDaemon(
         workouts: workouts,
         logger: logger
     )
+    let live = DaemonLiveSource(
+        workouts: workouts,
+        sensors: sensors,
+        store: store,
+        profile: configuration.profile,
+        privacy: configuration.privacy,
+        clock: clock,
+        metrics: metrics
+    )
     let pipeline = IngestPipeline(
         readings: sensors.readings,
         workouts: workouts,
         outputs: IngestPipeline.Outputs(
             liveLog: { liveLogService.write($0) },
-            recorded: { control.readingsRecorded() }
+            recorded: { control.readingsRecorded() },
+            live: { recorded in
+                metrics.recorded(sensors: recorded.lazy.map { $0.reading.reading.sensor.description })
+                live.feed.changed()
+            },
+            dropped: { metrics.readingsDropped($0) }
         ),
         logger: logger
     )
+    var outputs: [any Service] = [live]
+    if let web {
+        outputs.append(LiveWebServer(configuration: web, source: live, logger: logger))
+        logger.info(
+            "web page on http://\(web.host.contains(":") ? "[\(web.host)]" : web.host):\(web.port)/ ('systole web' prints its address with the token)"
+        )
+    }
     // Shut down in reverse: systemd hears STOPPING first, the bus and the store go last.
-    let services: [any Service] = [
-        BusService(connection: connection, client: client),
-        StoreService(store: store),
-        sensors,
-        pipeline,
-        liveLogService,
-        control,
-        NotifierService(notifier: SystemdNotifier(environment: environment), workouts: workouts, logger: logger),
-    ]
+    let services: [any Service] =
+        [
+            BusService(connection: connection, client: client),
+            StoreService(store: store),
+            sensors,
+            pipeline,
+            liveLogService,
+            control,
+        ] + outputs + [
+            NotifierService(notifier: SystemdNotifier(environment: environment), workouts: workouts, logger: logger)
+        ]
     let group = ServiceGroup(
         configuration: ServiceGroupConfiguration(
             services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
@@ -276,6 +312,14 @@ final class BusService: Service, Sendable {
         connection.close()
         if lost, !Task.isShuttingDownGracefully { throw BusLost() }
     }
+}
+
+/// A token for the web server when `[http]` has none: 32 random bytes, URL-safe base64 (43 characters).
+func makeToken() -> String {
+    var generator = SystemRandomNumberGenerator()
+    let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+        .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
 }
 
 /// The store: everything saved is committed before the daemon exits.

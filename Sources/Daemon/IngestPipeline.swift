@@ -22,8 +22,10 @@ struct RecordedReading: Sendable {
 ///    (`LiveWorkoutDataSource`), updates the builder's statistics and commits them to the store in one
 ///    transaction, fsynced, waiting in place. It returns the readings with the workout's snapshot: nothing is read
 ///    back.
-/// 4. **Output stage**, on the same thread right after the commit: the live log's lines in one write, and the
-///    control API's properties, announced at most once a second.
+/// 4. **Output stage**, on the same thread right after the commit: the live log's lines in one write, the
+///    control API's properties, announced at most once a second, and the live outputs: the readings counted for
+///    /metrics and the ``LiveFeed`` told, which wakes the web page's event streams and the MQTT publisher (each
+///    builds what it shows on its own task, at its own pace).
 final class IngestPipeline: Service {
     /// Where the output stage sends a recorded batch.
     struct Outputs: Sendable {
@@ -31,6 +33,11 @@ final class IngestPipeline: Service {
         var liveLog: @Sendable ([RecordedReading]) -> Void
         /// Tells the announcers a batch was recorded (they announce at most once a second).
         var recorded: @Sendable () -> Void
+        /// Counts the batch's readings per sensor and tells the live outputs (web page, MQTT) that something
+        /// changed; they build what they show on their own tasks, so a slow one never holds this stage.
+        var live: @Sendable ([RecordedReading]) -> Void = { _ in }
+        /// Counts readings the backlog dropped (/metrics).
+        var dropped: @Sendable (Int) -> Void = { _ in }
     }
 
     private let readings: Broadcast<DaemonReading>
@@ -59,10 +66,12 @@ final class IngestPipeline: Service {
         await withTaskExecutorPreference(WorkoutThread.shared) {
             await cancelWhenGracefulShutdown {
                 while let batch = await batches.next() {
-                    Self.warnOfDroppedReadings(in: batches, logger: self.logger)
+                    let dropped = Self.warnOfDroppedReadings(in: batches, logger: self.logger)
+                    if dropped > 0 { self.outputs.dropped(dropped) }
                     let recorded = await self.workouts.record(batch)
                     self.outputs.liveLog(recorded)
                     self.outputs.recorded()
+                    self.outputs.live(recorded)
                 }
             }
         }
@@ -71,12 +80,14 @@ final class IngestPipeline: Service {
     }
 
     /// Logs a warning when `readings` dropped some since the last call: they never reached the workout, and the
-    /// log is the only place that says so.
-    static func warnOfDroppedReadings(in readings: Mailbox<some Sendable>, logger: Logger) {
+    /// log and /metrics are the only places that say so. Returns how many.
+    @discardableResult
+    static func warnOfDroppedReadings(in readings: Mailbox<some Sendable>, logger: Logger) -> Int {
         let dropped = readings.takeDropped()
-        guard dropped > 0 else { return }
+        guard dropped > 0 else { return 0 }
         logger.warning(
             "\(dropped) readings were dropped: more than \(readings.limit) arrived while the workout was still saving earlier ones (a slow or stalled disk, or more sensors than this machine keeps up with). Check the disk that holds the store (its health, and other programs writing to it), or record with fewer sensors"
         )
+        return dropped
     }
 }

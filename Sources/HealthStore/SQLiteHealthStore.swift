@@ -24,17 +24,21 @@ public final class SQLiteHealthStore: HealthStore {
     ///   commit. Waiting in place spares two thread switches a commit (to GRDB's writer queue and back); answer
     ///   true only on a thread of your own (systoled's workout thread), never on the concurrency pool's, whose
     ///   threads other tasks need while a commit waits for the disk.
+    /// - Parameter commitObserver: told how long each commit of saved samples took (fsync included), on the
+    ///   thread that ran it; systoled's /metrics shows them as a histogram.
     public convenience init(
         path: String,
         calendar: Calendar = .current,
         maximumSize: Int? = nil,
-        commitsInPlace: @escaping @Sendable () -> Bool = { false }
+        commitsInPlace: @escaping @Sendable () -> Bool = { false },
+        commitObserver: (@Sendable (Duration) -> Void)? = nil
     ) throws(HealthStoreError) {
         try self.init(
             path: path,
             calendar: calendar,
             maximumSize: maximumSize,
             commitsInPlace: commitsInPlace,
+            commitObserver: commitObserver,
             throughInbox: true
         )
     }
@@ -47,6 +51,7 @@ public final class SQLiteHealthStore: HealthStore {
         calendar: Calendar,
         maximumSize: Int?,
         commitsInPlace: @escaping @Sendable () -> Bool = { false },
+        commitObserver: (@Sendable (Duration) -> Void)? = nil,
         throughInbox: Bool
     ) throws(HealthStoreError) {
         self.path = path
@@ -84,6 +89,7 @@ public final class SQLiteHealthStore: HealthStore {
                 path: path,
                 checkpointer: try Checkpointer(path: path),
                 commitsInPlace: commitsInPlace,
+                commitObserver: commitObserver,
                 throughInbox: throughInbox
             )
         } catch {
@@ -571,15 +577,19 @@ actor GroupCommitWriter {
     private let throughInbox: Bool
     /// Whether the current thread may wait for a commit (see ``SQLiteHealthStore/init(path:calendar:maximumSize:commitsInPlace:)``).
     private let commitsInPlace: @Sendable () -> Bool
+    /// Told each commit's duration.
+    private let commitObserver: (@Sendable (Duration) -> Void)?
 
     init(
         pool: DatabasePool,
         path: String,
         checkpointer: Checkpointer,
         commitsInPlace: @escaping @Sendable () -> Bool,
+        commitObserver: (@Sendable (Duration) -> Void)? = nil,
         throughInbox: Bool
     ) {
         self.commitsInPlace = commitsInPlace
+        self.commitObserver = commitObserver
         self.throughInbox = throughInbox
         self.pool = pool
         self.path = path
@@ -617,7 +627,8 @@ actor GroupCommitWriter {
             path: path,
             cache: cache,
             throughInbox: throughInbox,
-            inPlace: commitsInPlace()
+            inPlace: commitsInPlace(),
+            observer: commitObserver
         )
         for waiter in waiting { waiter.resume(returning: result) }
         if case .success = result, throughInbox { unfolded += count }
@@ -640,7 +651,8 @@ actor GroupCommitWriter {
         path: String,
         cache: InsertCache,
         throughInbox: Bool,
-        inPlace: Bool
+        inPlace: Bool,
+        observer: (@Sendable (Duration) -> Void)?
     ) async -> Result<Void, any Error> {
         guard batch.contains(where: { !$0.samples.isEmpty }) else { return .success(()) }
         let write: @Sendable (Database) throws -> Void = { db in
@@ -663,12 +675,14 @@ actor GroupCommitWriter {
                 cache.noteOwnWrites(db)
             }
         }
+        let started = ContinuousClock.now
         do {
             if inPlace {
                 try writeNow(pool, write)
             } else {
                 try await pool.writeWithoutTransaction(write)
             }
+            observer?(ContinuousClock.now - started)
             return .success(())
         } catch {
             cache.forget()

@@ -87,7 +87,7 @@ import WorkoutKit
         let cases: [(String, Int, String)] = [
             ("bus = \"system\"\nfrobnicate = 1", 2, "unknown setting 'frobnicate'; known: bus, adapter, store"),
             ("[live_log]\nsize = 10", 2, "unknown setting 'size' in [live_log]; known: path, format, max_size"),
-            ("[logging]\npath = \"/x\"", 2, "unknown table [logging]; the tables are [live_log] and [profile]"),
+            ("[logging]\npath = \"/x\"", 2, "unknown table [logging]; the tables are [live_log], [profile] and [http]"),
             ("[profile]\nage = 7", 2, "profile.age is in years, from 10 to 100"),
             ("[profile]\nage = 40.5", 2, "age must be a whole number, not a number"),
             ("[profile]\nsex = \"x\"", 2, "profile.sex must be \"female\" or \"male\", not 'x'"),
@@ -105,7 +105,7 @@ import WorkoutKit
             ("sample_types = [\"steps\"]", 1, "unknown sample type 'steps'; known: heartRate"),
             ("store = \"health.sqlite\"", 1, "store must be an absolute path"),
             ("\n\n[live_log]\nmax_size = \"big\"", 4, "max_size must be a whole number, not a string"),
-            ("[live_log]\nprivacy = \"none\"", 2, "live_log.privacy must be \"full\" or \"duration-only\""),
+            ("[live_log]\nprivacy = \"none\"", 2, "privacy must be \"full\" or \"duration-only\""),
             ("bus = system", 1, "'system' is not a value: strings need quotes"),
             ("bus = \"system\"\nbus = \"session\"", 2, "'bus' is set twice"),
             ("live_log.path = \"/x\"", 1, "dotted keys are not used here"),
@@ -119,6 +119,50 @@ import WorkoutKit
             #expect(error?.line == line, "\(text)")
             #expect(error?.reason.hasPrefix(reason) == true, "\(text): \(error?.reason ?? "no error")")
         }
+    }
+
+    @Test func theWebServerListensOnLoopbackUnlessToldAndWantsATokenElsewhere() throws {
+        var c = DaemonConfiguration(environment: [:])
+        #expect(c.http == nil)
+        try c.apply("[http]\ntoken = \"abcdefghijklmnop\"", file: "f")
+        #expect(c.http == .init(host: "127.0.0.1", port: 8730, token: "abcdefghijklmnop"))
+        for (listen, host, port) in [
+            ("127.0.0.1:9000", "127.0.0.1", 9000), ("localhost", "127.0.0.1", 8730), ("[::1]:81", "::1", 81),
+            ("::1", "::1", 8730), ("127.9.9.9", "127.9.9.9", 8730),
+        ] {
+            var c = DaemonConfiguration(environment: [:])
+            try c.apply("[http]\nlisten = \"\(listen)\"", file: "f")
+            #expect(c.http?.host == host && c.http?.port == port && c.http?.isLoopback == true, "\(listen)")
+            #expect(c.http?.token == nil)
+        }
+        // Reachable from other machines: only with a token.
+        for listen in ["0.0.0.0:8730", "[::]:8730", "192.168.1.5:80"] {
+            #expect(error("[http]\nlisten = \"\(listen)\"")?.reason.contains("needs a token") == true, "\(listen)")
+            var c = DaemonConfiguration(environment: [:])
+            try c.apply("[http]\nlisten = \"\(listen)\"\ntoken = \"0123456789abcdef\"", file: "f")
+            #expect(c.http?.isLoopback == false)
+        }
+        for (text, reason) in [
+            ("listen = \"example.com:80\"", "http.listen must be an IP address and port"),
+            ("listen = \"127.0.0.1:0\"", "http.listen's port must be from 1 to 65535"),
+            ("listen = \"127.0.0.1:65536\"", "http.listen's port must be from 1 to 65535"),
+            ("listen = \"127.0.0.1:x\"", "http.listen must be an IP address and port"),
+            ("listen = \"[::1\"", "http.listen must be an IP address and port"),
+            ("listen = 80", "listen must be a string"),
+            ("token = \"short\"", "http.token must be 16 to 256"),
+            ("token = \"\(String(repeating: "a", count: 257))\"", "http.token must be 16 to 256"),
+            ("token = \"has space in it 0123\"", "http.token must be 16 to 256"),
+            ("token = \"quote\\\"0123456789abcdef\"", "http.token must be 16 to 256"),
+            ("port = 80", "unknown setting 'port' in [http]; known: listen, token"),
+        ] {
+            let error = error("[http]\n" + text)
+            #expect(error?.line == 2, "\(text)")
+            #expect(error?.reason.hasPrefix(reason) == true, "\(text): \(error?.reason ?? "no error")")
+        }
+        // privacy at the top level governs every output, as under [live_log].
+        var p = DaemonConfiguration(environment: [:])
+        try p.apply("privacy = \"duration-only\"", file: "f")
+        #expect(p.privacy == .durationOnly)
     }
 
     @Test func flagsOverrideTheFile() throws {

@@ -154,6 +154,7 @@ import Testing
         (ControlAPI.interface, "ExportWorkout", ["string:0", "string:csv"]),
         (ControlAPI.interface, "DeleteWorkout", ["string:0"]),
         (ControlAPI.interface, "GetProfile", []),
+        (ControlAPI.interface, "GetWebPage", []),
         ("org.freedesktop.DBus.Properties", "GetAll", ["string:\(ControlAPI.interface)"]),
         ("org.freedesktop.DBus.Properties", "Get", ["string:\(ControlAPI.interface)", "string:HeartRate"]),
         ("org.freedesktop.DBus.Introspectable", "Introspect", []),

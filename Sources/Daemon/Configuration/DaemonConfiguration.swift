@@ -22,7 +22,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         }
     }
 
-    /// How much the live log shows.
+    /// How much the outputs show: the live log, the web page and overlay, /metrics and MQTT.
     public enum Privacy: String, Sendable, Equatable {
         /// Every metric.
         case full
@@ -51,6 +51,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Rotated files kept (`live.log.1` … `live.log.N`).
     public var liveLogKeep = 3
     public var privacy: Privacy = .full
+    /// The web server (`[http]`); nil: off, nothing listens.
+    public var http: HTTP?
     /// Who works out, for zones, training load and the energy estimate (`[profile]`).
     public var profile = AthleteProfile()
 
@@ -144,6 +146,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 throw Error(file: file, line: entry.line, reason: reason.text)
             }
         }
+        if let problem = httpProblem {
+            let line = entries.last { $0.table == "http" }?.line ?? 0
+            throw Error(file: file, line: line, reason: problem)
+        }
         if let problem = profile.problem {
             let line = entries.last { $0.table == "profile" }?.line ?? 0
             throw Error(file: file, line: line, reason: "[profile]: \(problem)")
@@ -155,7 +161,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         init(_ text: String) { self.text = text }
     }
 
-    static let topLevelKeys = ["bus", "adapter", "store", "sensors", "sample_types", "notification_limit"]
+    static let topLevelKeys = ["bus", "adapter", "store", "sensors", "sample_types", "notification_limit", "privacy"]
     static let liveLogKeys = ["path", "format", "max_size", "keep", "privacy"]
     static let profileKeys = ["age", "sex", "weight_kg", "resting_hr", "max_hr", "zones"]
 
@@ -207,23 +213,25 @@ public struct DaemonConfiguration: Sendable, Equatable {
             let keep = try integer(entry)
             guard (0...100).contains(keep) else { throw Reason("live_log.keep must be between 0 and 100") }
             liveLogKeep = keep
-        case ("live_log", "privacy"):
+        case ("live_log", "privacy"), ("", "privacy"):
             let text = try string(entry)
             guard let privacy = Privacy(rawValue: text) else {
-                throw Reason("live_log.privacy must be \"full\" or \"duration-only\", not \(text.quotedExcerpt())")
+                throw Reason("privacy must be \"full\" or \"duration-only\", not \(text.quotedExcerpt())")
             }
             self.privacy = privacy
+        case ("http", _):
+            try applyHTTP(entry)
         case ("profile", _):
             try applyProfile(entry)
         case ("", let key):
             throw Reason(
-                "unknown setting '\(key)'; known: \(Self.topLevelKeys.joined(separator: ", ")) and the [live_log] and "
-                    + "[profile] tables"
+                "unknown setting '\(key)'; known: \(Self.topLevelKeys.joined(separator: ", ")) and the [live_log], "
+                    + "[profile] and [http] tables"
             )
         case ("live_log", let key):
             throw Reason("unknown setting '\(key)' in [live_log]; known: \(Self.liveLogKeys.joined(separator: ", "))")
         case (let table, _):
-            throw Reason("unknown table [\(table)]; the tables are [live_log] and [profile]")
+            throw Reason("unknown table [\(table)]; the tables are [live_log], [profile] and [http]")
         }
     }
 

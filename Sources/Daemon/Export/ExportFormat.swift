@@ -15,6 +15,16 @@ enum ExportFormat: String, CaseIterable {
 
     var fileExtension: String { rawValue == "rr" ? "txt" : rawValue }
 
+    /// The file's media type, for a download.
+    var contentType: String {
+        switch self {
+        case .fit: "application/vnd.ant.fit"
+        case .tcx: "application/vnd.garmin.tcx+xml"
+        case .csv: "text/csv; charset=utf-8"
+        case .rr: "text/plain; charset=utf-8"
+        }
+    }
+
     /// The largest export sent over D-Bus: the system bus's messages are at most 32 MiB, and a reply this size
     /// is a workout of days.
     static let maximumBytes = 24 * 1024 * 1024

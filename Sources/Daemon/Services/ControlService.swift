@@ -24,6 +24,8 @@ final class ControlService: Service, Sendable {
     private let lastBatch = LastTime(.now - .seconds(3600))
     private let clock: any WorkoutClock
     private let profile: AthleteProfile
+    /// The web page's address with its token (`systole web`); nil when `[http]` is off.
+    private let webPage: String?
 
     init(
         connection: DBusConnection,
@@ -33,9 +35,11 @@ final class ControlService: Service, Sendable {
         store: SQLiteHealthStore,
         adapter: String?,
         clock: any WorkoutClock,
-        profile: AthleteProfile = AthleteProfile()
+        profile: AthleteProfile = AthleteProfile(),
+        webPage: String? = nil
     ) {
         self.profile = profile
+        self.webPage = webPage
         self.connection = connection
         self.client = client
         self.workouts = workouts
@@ -290,6 +294,16 @@ final class ControlService: Service, Sendable {
                     let workout = try await self.workout(matching: try Self.text(call, 0, "a workout id"))
                     _ = try await Self.storeCall { try await self.store.deleteWorkout(workout.id) }
                     return []
+                },
+                DBusMethod("GetWebPage", outputs: [("address", .string)]) { _ throws(DBusError) in
+                    guard let webPage = self.webPage else {
+                        throw DBusError(
+                            name: ControlAPI.ErrorName.notFound,
+                            message: "the web page is off: add an [http] table with listen = \"127.0.0.1:8730\" to "
+                                + "systoled.toml and restart systoled"
+                        )
+                    }
+                    return [.string(webPage)]
                 },
                 DBusMethod("GetProfile", outputs: [("profile", map)]) { _ in
                     [.propertyMap(AnalysisValues.values(of: self.profile))]
@@ -563,29 +577,10 @@ final class ControlService: Service, Sendable {
         let workout = try await workout(matching: try Self.text(call, 0, "a workout id"))
         var values = Self.values(of: workout)
         values.merge(AnalysisValues.values(of: try await recording(of: workout), profile: profile)) { $1 }
-        // The heart rate of each minute of the workout (NaN where there was none), for the chart.
-        let minutes = try await Self.storeCall {
-            try await self.store.statisticsCollection(
-                of: .heartRate,
-                from: workout.startDate,
-                to: workout.endDate,
-                anchor: workout.startDate,
-                interval: .minutes(1)
-            )
+        let perMinute = try await Self.storeCall {
+            try await WorkoutChart.heartRatePerMinute(of: workout, in: self.store)
         }
-        // A workout's minutes, up to a week's (a chart no terminal shows whole; the reply stays small).
-        let minutesLong = (workout.endDate.timeIntervalSince(workout.startDate) / 60).rounded(.up)
-        var perMinute = [Double](
-            repeating: .nan,
-            count: minutesLong.isFinite ? Int(max(0, min(minutesLong, Self.chartMinutesLimit))) : 0
-        )
-        for bucket in minutes {
-            let index = Int(bucket.startDate.timeIntervalSince(workout.startDate) / 60)
-            if perMinute.indices.contains(index), let average = bucket.averageQuantity() {
-                perMinute[index] = average.value
-            }
-        }
-        values["heartRatePerMinute"] = .array(.double, perMinute.map(DBusValue.double))
+        values["heartRatePerMinute"] = .array(.double, perMinute.map { .double($0 ?? .nan) })
         return [.propertyMap(values)]
     }
 
@@ -626,7 +621,4 @@ final class ControlService: Service, Sendable {
         }
         return [.array(.propertyMap, buckets.map { .propertyMap(Self.values(of: $0)) })]
     }
-
-    /// The most minutes `GetWorkout` charts: a week's.
-    static let chartMinutesLimit: Double = 7 * 24 * 60
 }

@@ -1,0 +1,197 @@
+import BlueZ
+import Foundation
+import HealthStore
+import LiveView
+import LiveWeb
+import ServiceLifecycle
+import WorkoutAnalysis
+import WorkoutKit
+
+/// What systoled's live outputs show (the web page and overlay, MQTT, /metrics), built from the workout manager's
+/// snapshot, the sensors' statuses and the store, with the privacy setting applied here, once, for all of them.
+/// As a service it tells the ``LiveFeed`` of the workout's and the sensors' changes; the ingest pipeline's output
+/// stage tells it of each recorded batch.
+final class DaemonLiveSource: LiveWebSource, Service {
+    let feed = LiveFeed()
+    let metricsRegistry: DaemonMetrics
+    private let workouts: WorkoutManager
+    private let sensors: SensorManager
+    private let store: SQLiteHealthStore
+    private let profile: AthleteProfile
+    private let privacy: DaemonConfiguration.Privacy
+    private let clock: any WorkoutClock
+    /// The zones' lower bounds, for the colour of the moment's heart rate.
+    private let zoneLowerBounds: [Double]
+
+    /// The most points of the live chart's history: a four-hour workout at 1 Hz is 14 400 readings, averaged
+    /// into this many.
+    static let historyPoints = 1200
+
+    init(
+        workouts: WorkoutManager,
+        sensors: SensorManager,
+        store: SQLiteHealthStore,
+        profile: AthleteProfile,
+        privacy: DaemonConfiguration.Privacy,
+        clock: any WorkoutClock,
+        metrics: DaemonMetrics
+    ) {
+        self.workouts = workouts
+        self.sensors = sensors
+        self.store = store
+        self.profile = profile
+        self.privacy = privacy
+        self.clock = clock
+        metricsRegistry = metrics
+        zoneLowerBounds = HeartRateZones(profile: profile).zones.map(\.lower)
+    }
+
+    var showsHeartRate: Bool { privacy == .full }
+
+    func run() async throws {
+        let workoutChanges = workouts.changes.subscribe(buffering: 1)
+        let sensorChanges = sensors.statusChanged.subscribe(buffering: 1)
+        await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { for await _ in workoutChanges { self.feed.changed() } }
+                group.addTask { for await _ in sensorChanges { self.feed.changed() } }
+            }
+        }
+    }
+
+    /// The zone of `bpm`: 1–5, 0 below zone 1.
+    func zone(of bpm: Int) -> Int {
+        zoneLowerBounds.lastIndex { Double(bpm) >= $0 }.map { $0 + 1 } ?? 0
+    }
+
+    func status() -> LiveStatus {
+        let snapshot = workouts.currentSnapshot
+        let latest = workouts.currentLatestReading
+        let heartRate = latest.flatMap { reading in
+            LiveLogLine.heartRate(reading.reading.measurement).map { bpm in
+                LiveHeartRate(bpm: bpm, sensor: reading.reading.sensor.description, zone: zone(of: bpm))
+            }
+        }
+        let statistics = snapshot.heartRate
+        let status = LiveStatus(
+            state: snapshot.stateName,
+            workoutID: snapshot.workoutID?.uuidString,
+            activity: snapshot.activity?.name,
+            start: snapshot.startDate?.timeIntervalSince1970,
+            elapsed: snapshot.elapsed,
+            at: clock.now().timeIntervalSince1970,
+            heartRate: heartRate,
+            average: statistics?.averageQuantity()?.value,
+            maximum: statistics?.maximumQuantity()?.value,
+            sensors: sensors.sensors.map(Self.liveSensor)
+        )
+        return showsHeartRate ? status : status.withoutHeartRate()
+    }
+
+    static func liveSensor(_ status: SensorStatus) -> LiveSensor {
+        LiveSensor(
+            address: status.address,
+            name: status.name,
+            manufacturer: status.manufacturer,
+            state: status.state,
+            connected: status.isConnected,
+            battery: status.batteryPercent,
+            contact: status.contact,
+            bpm: status.lastHeartRate
+        )
+    }
+
+    func history() async throws -> [ChartPoint] {
+        guard showsHeartRate, let id = workouts.currentSnapshot.workoutID else { return [] }
+        let readings = try await store.samples(ofWorkout: id).compactMap { sample -> ChartPoint? in
+            guard case .quantity(let quantity) = sample, quantity.type == .heartRate else { return nil }
+            return ChartPoint(t: quantity.startDate.timeIntervalSince1970, bpm: quantity.quantity.value)
+        }
+        return Self.averaged(readings.sorted { $0.t < $1.t }, into: Self.historyPoints)
+    }
+
+    /// `points` averaged in runs of equal length so that at most `count` remain.
+    static func averaged(_ points: [ChartPoint], into count: Int) -> [ChartPoint] {
+        guard points.count > count, count > 0 else { return points }
+        let run = (points.count + count - 1) / count
+        return stride(from: 0, to: points.count, by: run).map { start in
+            let slice = points[start..<min(start + run, points.count)]
+            return ChartPoint(
+                t: slice.reduce(0) { $0 + $1.t } / Double(slice.count),
+                bpm: slice.reduce(0) { $0 + $1.bpm } / Double(slice.count)
+            )
+        }
+    }
+
+    func workouts() async throws -> [WorkoutSummary] {
+        try await store.workouts().sorted { $0.startDate > $1.startDate }.map(summary)
+    }
+
+    private func summary(_ workout: Workout) -> WorkoutSummary {
+        let heartRate = workout.statistics[QuantityType.heartRate.identifier]
+        return WorkoutSummary(
+            id: workout.id.uuidString,
+            activity: workout.activityType.name,
+            start: workout.startDate.timeIntervalSince1970,
+            end: workout.endDate.timeIntervalSince1970,
+            duration: workout.duration,
+            averageHeartRate: showsHeartRate ? heartRate?.averageQuantity()?.value : nil,
+            maximumHeartRate: showsHeartRate ? heartRate?.maximumQuantity()?.value : nil
+        )
+    }
+
+    private func finishedWorkout(_ id: String) async throws -> Workout? {
+        guard let uuid = UUID(uuidString: id) else { return nil }
+        return try await store.workouts(idPrefix: uuid.uuidString).first { $0.id == uuid }
+    }
+
+    func workout(id: String) async throws -> WorkoutDetail? {
+        guard let workout = try await finishedWorkout(id) else { return nil }
+        guard showsHeartRate else { return WorkoutDetail(summary: summary(workout)) }
+        let recording = ActivityRecording(workout: workout, samples: try await store.samples(ofWorkout: workout.id))
+        let zones = HeartRateZones(recording, profile: profile)
+        let hrv = HeartRateVariability.workout(recording)
+        let energy = recording.energy
+        return WorkoutDetail(
+            summary: summary(workout),
+            heartRatePerMinute: try await WorkoutChart.heartRatePerMinute(of: workout, in: store),
+            zones: zones.zones.map { .init(number: $0.number, lower: $0.lower, upper: $0.upper, seconds: $0.seconds) },
+            secondsBelowZones: zones.secondsBelow,
+            hrv: hrv.map {
+                .init(
+                    rmssd: $0.rmssd,
+                    sdnn: $0.sdnn,
+                    meanNN: $0.meanNN,
+                    pnn50: $0.pnn50,
+                    beats: $0.beatCount,
+                    corrected: $0.correctedBeats
+                )
+            },
+            trimp: TrainingLoad.trimp(recording, profile: profile),
+            energyKilojoules: energy?.kilojoules ?? EnergyEstimate.kilojoules(recording, profile: profile),
+            energyEstimated: energy.map(\.isEstimated) ?? true,
+            exports: ExportFormat.allCases.map(\.rawValue)
+        )
+    }
+
+    func export(id: String, format: String) async throws -> ExportedFile? {
+        guard showsHeartRate, let format = ExportFormat(rawValue: format),
+            let workout = try await finishedWorkout(id)
+        else { return nil }
+        let recording = ActivityRecording(workout: workout, samples: try await store.samples(ofWorkout: workout.id))
+        let bytes: [UInt8] =
+            switch format.encode(recording) {
+            case .bytes(let bytes): bytes
+            case .text(let text): Array(text.utf8)
+            }
+        return ExportedFile(name: format.fileName(for: recording), contentType: format.contentType, bytes: bytes)
+    }
+
+    func metrics() -> [UInt8] {
+        metricsRegistry.exposition(
+            snapshot: workouts.currentSnapshot,
+            sensors: sensors.sensors,
+            showsHeartRate: showsHeartRate
+        )
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import Hummingbird
+import LiveView
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// The live page's updates as server-sent events: a `status` event with the whole ``LiveStatus`` at once, then
+/// after each change at most four a second, and a comment every 5 s without one, so proxies and browsers keep it
+/// open and a stream whose client went away is noticed (its write fails) and leaves its place to another.
+/// EventSource reconnects by itself after a restart of systoled.
+enum EventStream {
+    /// The shortest time between two events of one stream: the bpm moves once a second per sensor, and a
+    /// hundred sensors must not make a page redraw hundreds of times a second.
+    static let minimumInterval: Duration = .milliseconds(250)
+    static let keepAlive: Duration = .seconds(5)
+
+    static func response(source: any LiveWebSource, logger: Logger) -> Response {
+        guard source.feed.watchers < LiveWebServer.maximumEventStreams else {
+            return LiveWebServer.text(
+                .serviceUnavailable,
+                "more than \(LiveWebServer.maximumEventStreams) live pages are open; close one\n"
+            )
+        }
+        return Response(
+            status: .ok,
+            headers: [.contentType: "text/event-stream", .cacheControl: "no-store"],
+            body: ResponseBody { writer in
+                _ = try await source.feed.watching(limit: LiveWebServer.maximumEventStreams) {
+                    try await stream(source: source, into: &writer)
+                }
+                try await writer.finish(nil)
+            }
+        )
+    }
+
+    private enum Wake: Sendable {
+        case changed(UInt64)
+        case keepAlive
+        case stop
+    }
+
+    private static func nextWake(after version: UInt64, feed: LiveFeed) async -> Wake {
+        await withTaskGroup(of: Wake.self) { group in
+            group.addTask { await feed.next(after: version).map(Wake.changed) ?? .stop }
+            group.addTask {
+                do {
+                    try await Task.sleep(for: keepAlive)
+                    return .keepAlive
+                } catch {
+                    return .stop
+                }
+            }
+            group.addTask {
+                // Returns at a graceful shutdown, or throws when cancelled (the stream already ended).
+                try? await gracefulShutdown()
+                return .stop
+            }
+            let first = await group.next() ?? .stop
+            group.cancelAll()
+            return first
+        }
+    }
+
+    private static func stream(source: any LiveWebSource, into writer: inout any ResponseBodyWriter) async throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        var version = source.feed.version
+        while !Task.isCancelled {
+            let data = try encoder.encode(source.status())
+            var buffer = ByteBuffer(string: "event: status\ndata: ")
+            buffer.writeBytes(data)
+            buffer.writeString("\n\n")
+            try await writer.write(buffer)
+            try await Task.sleep(for: minimumInterval)
+            // The next change, or a keep-alive comment when none comes; systoled stopping ends the stream (the
+            // server waits for open responses before it stops).
+            waiting: while true {
+                switch await nextWake(after: version, feed: source.feed) {
+                case .changed(let next):
+                    version = next
+                    break waiting
+                case .keepAlive:
+                    try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                case .stop:
+                    return
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import LiveView
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// systoled's web server (`[http]`): the live page, the stream overlay, the workouts, their files, the live event
+/// stream and `/metrics`. Every asset is its own (no CDN: the machine may be offline), every request needs the token
+/// (``TokenMiddleware``), and nothing it serves can change a workout.
+public struct LiveWebServer: Service {
+    let configuration: LiveWebConfiguration
+    let source: any LiveWebSource
+    let logger: Logger
+
+    /// Event streams open at once at most; more get 503. Each is a connection and a task: a browser on the
+    /// wrong side of a loop must not take the daemon's file descriptors.
+    public static let maximumEventStreams = 32
+    /// Connections open at once at most (an event stream counts; a page opens two or three).
+    public static let maximumConnections = 128
+    /// A connection that sends nothing this long is closed (a client that opens connections and stalls).
+    public static let idleTimeout: TimeAmount = .seconds(60)
+
+    public init(configuration: LiveWebConfiguration, source: any LiveWebSource, logger: Logger) {
+        self.configuration = configuration
+        self.source = source
+        self.logger = logger
+    }
+
+    /// Serves until systoled stops. When the address cannot be bound (another program has the port), it says so
+    /// and tries again every 30 s: recording goes on without the page.
+    public func run() async throws {
+        while !Task.isShuttingDownGracefully, !Task.isCancelled {
+            do {
+                try await makeApplication().runService()
+                return
+            } catch {
+                logger.error(
+                    "the web page cannot listen on \(configuration.host) port \(configuration.port): \(error); trying again in 30 s ([http] listen)"
+                )
+                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(30)) }
+            }
+        }
+    }
+
+    func makeApplication() -> some ApplicationProtocol {
+        var quietLogger = logger
+        quietLogger.logLevel = .warning
+        return Application(
+            router: makeRouter(),
+            server: .http1(configuration: .init(idleTimeout: Self.idleTimeout)),
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port),
+                serverName: "systoled",
+                availableConnectionsDelegate: MaximumAvailableConnections(Self.maximumConnections, logger: quietLogger)
+            ),
+            logger: quietLogger
+        )
+    }
+
+    func makeRouter() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.add(middleware: TokenMiddleware(token: configuration.token))
+        let source = self.source
+
+        router.get("/") { _, _ in Self.page(Pages.live) }
+        router.get("/overlay") { _, _ in Self.page(Pages.overlay) }
+        router.get("/workouts") { _, _ in Self.page(Pages.workouts) }
+        router.get("/workouts/:id") { _, _ in Self.page(Pages.workout) }
+        router.get("/assets/systole.js") { _, _ in Self.asset(Assets.script, type: "text/javascript; charset=utf-8") }
+        router.get("/assets/systole.css") { _, _ in Self.asset(Assets.style, type: "text/css; charset=utf-8") }
+
+        router.get("/api/status") { _, _ in try Self.json(source.status()) }
+        router.get("/api/history") { _, _ in try Self.json(try await source.history()) }
+        router.get("/api/events") { _, _ in EventStream.response(source: source, logger: logger) }
+        router.get("/api/workouts") { _, _ in try Self.json(try await source.workouts()) }
+        router.get("/api/workouts/:id") { _, context in
+            let id = try context.parameters.require("id")
+            guard Self.isWorkoutID(id), let detail = try await source.workout(id: id) else {
+                return Self.text(.notFound, "no workout \(id.prefix(40)); see /api/workouts\n")
+            }
+            return try Self.json(detail)
+        }
+        router.get("/api/workouts/:id/export/:format") { _, context in
+            let id = try context.parameters.require("id")
+            let format = try context.parameters.require("format")
+            guard Self.isWorkoutID(id), let file = try await source.export(id: id, format: format) else {
+                return Self.text(.notFound, "no such workout or format (fit, tcx, csv, rr), or privacy hides it\n")
+            }
+            return Response(
+                status: .ok,
+                headers: [
+                    .contentType: file.contentType,
+                    .contentDisposition: "attachment; filename=\"\(file.name)\"",
+                ],
+                body: .init(byteBuffer: ByteBuffer(bytes: file.bytes))
+            )
+        }
+        router.get("/metrics") { _, _ in
+            Response(
+                status: .ok,
+                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: source.metrics()))
+            )
+        }
+        return router
+    }
+
+    /// A workout id as systoled makes them: a UUID (anything else is answered 404 without asking the store).
+    static func isWorkoutID(_ text: String) -> Bool { UUID(uuidString: text) != nil }
+
+    static func page(_ html: String) -> Response {
+        var response = asset(html, type: "text/html; charset=utf-8")
+        // The pages load nothing from elsewhere and are framed by nobody (OBS loads the overlay as a page).
+        response.headers[.contentSecurityPolicy] =
+            "default-src 'self'; style-src 'self'; frame-ancestors 'none'; base-uri 'none'"
+        response.headers[.xContentTypeOptions] = "nosniff"
+        response.headers[.init("Referrer-Policy")!] = "no-referrer"
+        return response
+    }
+
+    static func asset(_ text: String, type: String) -> Response {
+        Response(
+            status: .ok,
+            headers: [.contentType: type, .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(string: text))
+        )
+    }
+
+    static func text(_ status: HTTPResponse.Status, _ text: String) -> Response {
+        Response(
+            status: status,
+            headers: [.contentType: "text/plain; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: text))
+        )
+    }
+
+    static func json(_ value: some Encodable) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value)))
+        )
+    }
+}

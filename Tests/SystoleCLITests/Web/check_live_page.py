@@ -1,0 +1,159 @@
+"""systoled's web page and overlay in a real headless Chromium (Debian's, driven by Playwright).
+
+usage: check_live_page.py live BASE TOKEN EMIT_LOG SENSOR SHOTS SECONDS
+       check_live_page.py finished BASE TOKEN WORKOUT_ID SHOTS
+
+live: the token in the address becomes a cookie and leaves the address; the bpm shown follows every notification
+the simulator sent (its emit log) within 2 s; the chart draws; a reload mid-workout resumes the chart and the elapsed
+time; the overlay's background is transparent in its screenshot. finished: the workouts list links the workout, its
+page draws the chart and the zones, and its FIT export downloads. Prints a JSON summary; exits non-zero on a failure.
+Screenshots go into SHOTS.
+"""
+import io
+import json
+import sys
+import time
+
+from PIL import Image
+from playwright.sync_api import sync_playwright
+
+CHROMIUM = "/usr/bin/chromium"
+PHONE = {"width": 412, "height": 915}
+
+
+def fail(message):
+    print(json.dumps({"failure": message}))
+    sys.exit(1)
+
+
+def bpm_of(payload_hex):
+    payload = bytes.fromhex(payload_hex)
+    return payload[1] | (payload[2] << 8) if payload[0] & 1 else payload[1]
+
+
+def seconds_of(clock):
+    parts = [int(p) for p in clock.split(":")]
+    value = 0
+    for part in parts:
+        value = value * 60 + part
+    return value
+
+
+def wait_until(condition, what, timeout=10.0):
+    """Polls from here: the pages' Content-Security-Policy forbids the string evaluation wait_for_function uses."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    fail("timed out waiting for " + what)
+
+
+def shows_bpm(page):
+    return (page.text_content("#bpm") or "").isdigit()
+
+
+def chart_points(page):
+    return int(page.get_attribute("#chart", "data-points") or "0")
+
+
+def live(page, base, token, emit_log, sensor, shots, seconds):
+    page.goto(f"{base}/?token={token}")
+    if "token" in page.url:
+        fail("the token stayed in the address: " + page.url)
+    wait_until(lambda: shows_bpm(page), "a bpm on the page")
+    observations = []
+    start = time.time()
+    while time.time() - start < seconds:
+        observations.append((time.time(), page.text_content("#bpm")))
+        time.sleep(0.1)
+    end = time.time()
+    emitted = []
+    with open(emit_log) as log:
+        for line in log:
+            entry = json.loads(line)
+            if entry["sensor"] == sensor and not entry.get("malformed"):
+                emitted.append((entry["unix"], bpm_of(entry["payload"])))
+    checked = [e for e in emitted if start + 0.5 <= e[0] <= end - 2.2]
+    if len(checked) < seconds - 4:
+        fail(f"only {len(checked)} notifications in the window of {seconds} s")
+    late = []
+    for unix, bpm in checked:
+        if not any(unix <= t <= unix + 2.0 and shown == str(bpm) for t, shown in observations):
+            late.append({"unix": unix, "bpm": bpm})
+    if late:
+        fail(f"{len(late)} of {len(checked)} notifications not shown within 2 s: {late[:5]}")
+
+    points = chart_points(page)
+    if points < 3 or not page.get_attribute("#line", "points"):
+        fail(f"the chart has {points} points")
+    elapsed_before = seconds_of(page.text_content("#elapsed"))
+    page.screenshot(path=f"{shots}/live-page.png")
+
+    page.reload()
+    wait_until(lambda: shows_bpm(page), "a bpm after the reload")
+    wait_until(lambda: chart_points(page) >= points, f"the chart's {points} points after the reload")
+    elapsed_after = seconds_of(page.text_content("#elapsed"))
+    if elapsed_after < elapsed_before:
+        fail(f"the elapsed time went back after a reload: {elapsed_before} s, then {elapsed_after} s")
+
+    overlay = page.context.new_page()
+    overlay.set_viewport_size({"width": 400, "height": 200})
+    overlay.goto(f"{base}/overlay?token={token}&zone")
+    if "token" in overlay.url or not overlay.url.endswith("/overlay?zone"):
+        fail("the overlay's address after the token: " + overlay.url)
+    wait_until(lambda: shows_bpm(overlay), "a bpm on the overlay")
+    shot = overlay.screenshot(omit_background=True)
+    with open(f"{shots}/overlay.png", "wb") as out:
+        out.write(shot)
+    image = Image.open(io.BytesIO(shot)).convert("RGBA")
+    width, height = image.size
+    corners = [image.getpixel((x, y))[3] for x, y in [(0, 0), (width - 1, 0), (0, height - 1), (width - 1, height - 1)]]
+    opaque = sum(1 for pixel in image.get_flattened_data() if pixel[3] == 255)
+    if any(alpha != 0 for alpha in corners):
+        fail(f"the overlay is not transparent: corner alphas {corners}")
+    if opaque < 100:
+        fail(f"the overlay shows nothing opaque ({opaque} pixels)")
+    print(json.dumps({
+        "notifications": len(checked), "observations": len(observations), "chartPoints": points,
+        "elapsedBefore": elapsed_before, "elapsedAfter": elapsed_after, "overlayOpaquePixels": opaque,
+    }))
+
+
+def finished(page, base, token, workout_id, shots):
+    page.goto(f"{base}/workouts?token={token}")
+    link = page.locator(f"a[href='/workouts/{workout_id}']")
+    link.wait_for(timeout=10000)
+    link.click()
+    wait_until(lambda: chart_points(page) > 0, "the workout's chart")
+    bars = page.locator("#zones .bar").count()
+    if bars != 5:
+        fail(f"{bars} zone bars")
+    hrefs = page.eval_on_selector_all("#exports a", "links => links.map(a => a.getAttribute('href'))")
+    if len(hrefs) != 4:
+        fail(f"export links: {hrefs}")
+    fit = page.request.get(base + next(h for h in hrefs if h.endswith("/fit")))
+    body = fit.body()
+    if fit.status != 200 or body[8:12] != b".FIT":
+        fail(f"the FIT download: status {fit.status}, {body[:16]!r}")
+    page.screenshot(path=f"{shots}/workout-page.png", full_page=True)
+    print(json.dumps({"zoneBars": bars, "exports": hrefs, "fitBytes": len(body)}))
+
+
+def main():
+    phase, base, token = sys.argv[1], sys.argv[2], sys.argv[3]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
+        try:
+            page = browser.new_context(viewport=PHONE).new_page()
+            if phase == "live":
+                emit_log, sensor, shots, seconds = sys.argv[4], sys.argv[5], sys.argv[6], int(sys.argv[7])
+                live(page, base, token, emit_log, sensor, shots, seconds)
+            else:
+                finished(page, base, token, sys.argv[4], sys.argv[5])
+        finally:
+            browser.close()
+
+
+if __name__ == "__main__":
+    main()

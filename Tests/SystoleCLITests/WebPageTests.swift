@@ -1,0 +1,308 @@
+import Foundation
+import Glibc
+import SystoleTestSupport
+import Testing
+
+/// systoled's web server (`[http]`) as its users and an attacker meet it: the real systoled and simulator on a private
+/// bus, requests from Python's http.client, /metrics read by the Prometheus project's parser, and the page and the
+/// overlay in Debian's headless Chromium (Playwright), all from the scripts in Web/.
+@Suite(.serialized) struct WebPageTests {
+    static let token = "test-token-0123456789abcdef"
+    static let webFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Web")
+
+    final class Setup: @unchecked Sendable {
+        let bus: PrivateBus
+        let simulator: SimulatorProcess
+        let folder: URL
+        let daemon: DaemonProcess
+        let port: Int
+        let emitLog: String
+        var base: String { "http://127.0.0.1:\(port)" }
+
+        /// `configuration` may use `$PORT`.
+        init(configuration: String, scenario: String? = nil) async throws {
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("systole-web-\(UUID())")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            port = freeTCPPort()
+            try configuration.replacingOccurrences(of: "$PORT", with: "\(port)").write(
+                to: folder.appendingPathComponent("systoled.toml"),
+                atomically: true,
+                encoding: .utf8
+            )
+            emitLog = folder.appendingPathComponent("emit.log").path
+            bus = try await PrivateBus.start()
+            var arguments = ["--emit-log", emitLog]
+            if let scenario {
+                let path = folder.appendingPathComponent("scenario.json").path
+                try scenario.write(toFile: path, atomically: true, encoding: .utf8)
+                arguments += ["--scenario", path]
+            } else {
+                arguments += ["--model", "polar-h10", "--rate", "1"]
+            }
+            simulator = try await SimulatorProcess.start(bus: bus, arguments)
+            daemon = try await DaemonProcess.start(bus: bus, folder: folder)
+            // The server binds beside the other services, a moment after READY=1.
+            if configuration.contains("[http]") {
+                let bound = ContinuousClock.now + .seconds(10)
+                while listeningTCPPorts(of: daemon.process.processIdentifier).isEmpty, ContinuousClock.now < bound {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
+        }
+
+        func systole(_ arguments: String...) async throws -> CommandRunner.Result {
+            try await CommandRunner.run("systole", arguments + ["--bus", bus.address])
+        }
+
+        func json(_ arguments: String...) async throws -> [String: Any] {
+            let result = try await CommandRunner.run("systole", arguments + ["--json", "--bus", bus.address])
+            try #require(result.status == 0, "\(arguments): \(result.standardError)")
+            return try #require(
+                try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
+            )
+        }
+
+        /// A request through http_probe.py: status, lower-cased headers, body text (or `events`/`statuses`).
+        func request(_ path: String, _ options: [String] = []) async throws -> [String: Any] {
+            let output = try await PythonTools.run(
+                WebPageTests.webFolder.appendingPathComponent("http_probe.py").path,
+                [base + path] + options
+            )
+            return try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
+        }
+
+        func authorized(_ path: String, _ options: [String] = []) async throws -> [String: Any] {
+            try await request(path, ["--bearer", WebPageTests.token] + options)
+        }
+
+        /// Waits until the sensor streams and a workout runs with heart rate.
+        func startWorkout() async throws {
+            let start = try await systole("start", "--activity", "running")
+            try #require(start.status == 0, "start: \(start.standardError)")
+        }
+
+        func stop() {
+            daemon.stopNow()
+            simulator.stop()
+            bus.stop()
+            try? FileManager.default.removeItem(at: folder)
+        }
+    }
+
+    static let http = """
+        [http]
+        listen = "0.0.0.0:$PORT"
+        token = "\(token)"
+        """
+
+    @Test func nothingListensWithoutHTTPAndAnOpenListenerNeedsAToken() async throws {
+        let s = try await Setup(configuration: "")
+        defer { s.stop() }
+        #expect(listeningTCPPorts(of: s.daemon.process.processIdentifier).isEmpty)
+        let web = try await s.systole("web")
+        #expect(web.status != 0)
+        #expect(web.standardError.contains("[http]"), "\(web.standardError)")
+
+        // A listener other machines reach, without a token: systoled refuses to start, naming the line.
+        let folder = s.folder.appendingPathComponent("open")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try "[http]\nlisten = \"0.0.0.0:\(freeTCPPort())\"\n".write(
+            to: folder.appendingPathComponent("systoled.toml"),
+            atomically: true,
+            encoding: .utf8
+        )
+        let refused = try await CommandRunner.run(
+            "systoled",
+            ["--config", folder.appendingPathComponent("systoled.toml").path, "--bus", s.bus.address]
+        )
+        #expect(refused.status == 78)
+        #expect(refused.standardError.contains("systoled.toml:2: [http]"), "\(refused.standardError)")
+        #expect(refused.standardError.contains("needs a token"), "\(refused.standardError)")
+    }
+
+    @Test func everyPathWantsTheTokenOnAnOpenListener() async throws {
+        let s = try await Setup(configuration: Self.http)
+        defer { s.stop() }
+        #expect(listeningTCPPorts(of: s.daemon.process.processIdentifier) == [s.port])
+        let paths = [
+            "/", "/overlay", "/workouts", "/workouts/00000000-0000-0000-0000-000000000000", "/assets/systole.js",
+            "/assets/systole.css", "/api/status", "/api/history", "/api/events", "/api/workouts", "/metrics",
+            "/api/workouts/00000000-0000-0000-0000-000000000000/export/fit", "/nothing",
+        ]
+        let wrong = String(Self.token.reversed())
+        for path in paths {
+            for options in [[], ["--bearer", wrong], ["--cookie", "systole_token=\(wrong)"], ["--bearer", ""]] {
+                let response = try await s.request(path, options)
+                #expect(response["status"] as? Int == 401, "\(path) \(options): \(response["status"] ?? "?")")
+                #expect(
+                    (response["body"] as? String)?.contains("heart") != true
+                        && (response["body"] as? String)?.contains("bpm") != true,
+                    "\(path) told something without the token"
+                )
+            }
+            let query = try await s.request(path + "?token=" + wrong)
+            #expect(query["status"] as? Int == 401, "\(path)?token=wrong")
+        }
+        // The right token, each way it may come.
+        let bearer = try await s.authorized("/api/status")
+        #expect(bearer["status"] as? Int == 200)
+        let cookie = try await s.request("/api/status", ["--cookie", "systole_token=\(Self.token)"])
+        #expect(cookie["status"] as? Int == 200)
+        // In a page's address: the cookie, and the same address without the token.
+        let page = try await s.request("/overlay?zone&token=\(Self.token)")
+        #expect(page["status"] as? Int == 303)
+        let headers = page["headers"] as? [String: String] ?? [:]
+        #expect(headers["location"] == "/overlay?zone")
+        #expect(headers["set-cookie"]?.contains("systole_token=\(Self.token)") == true)
+        #expect(headers["set-cookie"]?.contains("HttpOnly") == true)
+        #expect(headers["set-cookie"]?.contains("SameSite=Strict") == true)
+        // `systole web` hands the address out (to the group the bus policy lets call systoled).
+        let web = try await s.systole("web")
+        #expect(web.standardOutput == "http://127.0.0.1:\(s.port)/?token=\(Self.token)\n")
+        let overlay = try await s.systole("web", "--overlay")
+        #expect(overlay.standardOutput == "http://127.0.0.1:\(s.port)/overlay?token=\(Self.token)\n")
+    }
+
+    @Test func aFloodOfEventStreamsIsCappedAndRecordingGoesOn() async throws {
+        let s = try await Setup(configuration: Self.http)
+        defer { s.stop() }
+        try await s.startWorkout()
+        let flood = try await s.authorized("/api/events", ["--streams", "40"])
+        let statuses = flood["statuses"] as? [Int] ?? []
+        #expect(statuses.filter { $0 == 200 }.count == 32, "\(statuses)")
+        #expect(statuses.filter { $0 == 503 }.count == 8, "\(statuses)")
+        // The streams closed with the prober; systoled notices at their next write (a reading, or the keep-alive
+        // within 5 s) and lets new ones in again, and the workout kept recording.
+        var events: [String: Any] = [:]
+        let reopen = ContinuousClock.now + .seconds(30)
+        repeat {
+            events = try await s.authorized("/api/events", ["--events", "2"])
+        } while events["status"] as? Int == 503 && ContinuousClock.now < reopen
+        #expect(events["status"] as? Int == 200)
+        let received = events["events"] as? [[String: Any]] ?? []
+        #expect(received.count == 2)
+        #expect(received.last?["state"] as? String == "running")
+        #expect((received.last?["heartRate"] as? [String: Any])?["bpm"] is Int)
+        // A graceful stop with a stream open ends the stream and exits at once.
+        let ready = s.folder.appendingPathComponent("stream-open").path
+        async let open = s.authorized("/api/events", ["--events", "1000", "--ready", ready])
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !FileManager.default.fileExists(atPath: ready), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        s.daemon.signal(SIGTERM)
+        let status = try await s.daemon.waitForExit(timeout: .seconds(10))
+        #expect(status == 0)
+        _ = try await open
+    }
+
+    @Test func metricsAgreeWithSystoleStatus() async throws {
+        let steady = """
+            {"seed": 7, "sensors": [{"model": "polar-h10", "rate": 1, "profile": {"kind": "steady", "bpm": 131}}]}
+            """
+        let s = try await Setup(configuration: Self.http, scenario: steady)
+        defer { s.stop() }
+        try await s.startWorkout()
+        try await Task.sleep(for: .seconds(3))
+        let before = try await s.json("status")
+        let output = try await PythonTools.run(
+            Self.webFolder.appendingPathComponent("parse_metrics.py").path,
+            [s.base + "/metrics", Self.token]
+        )
+        let status = try await s.json("status")
+        let samples = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [[String: Any]])
+        func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
+            samples.first { sample in
+                sample["name"] as? String == name
+                    && labels.allSatisfy { (sample["labels"] as? [String: String])?[$0.key] == $0.value }
+            }?["value"] as? Double
+        }
+        let sensor = try #require((status["sensors"] as? [[String: Any]])?.first)
+        let address = try #require(sensor["address"] as? String)
+        let labels = ["sensor": address]
+        #expect(value("systole_workout_state", ["state": "running"]) == 1)
+        #expect(value("systole_workout_state", ["state": "idle"]) == 0)
+        #expect(value("systole_sensor_connected", labels) == 1)
+        #expect(value("systole_sensor_battery_percent", labels) == (sensor["battery"] as? Double))
+        // The heart rate at the scrape: what status said just before or just after (a reading may come between).
+        let bpmBefore = ((before["sensors"] as? [[String: Any]])?.first?["bpm"] as? Double)
+        let bpm = try #require(value("systole_heart_rate_bpm", labels))
+        #expect(bpm == bpmBefore || bpm == sensor["bpm"] as? Double, "\(bpm), status \(bpmBefore ?? 0)")
+        #expect(abs(bpm - 131) <= 10)
+        #expect(value("systole_notifications_rejected_total", labels.merging(["reason": "malformed"]) { $1 }) == 0)
+        let elapsed = try #require((status["workout"] as? [String: Any])?["elapsed"] as? Double)
+        let scraped = try #require(value("systole_workout_elapsed_seconds"))
+        #expect(scraped > 0 && abs(scraped - elapsed) < 3, "metrics \(scraped) s, status \(elapsed) s")
+        let readings = try #require(value("systole_readings_total", labels))
+        #expect(readings >= 3)
+        let commits = try #require(value("systole_store_commit_duration_seconds_count"))
+        #expect(commits >= 1)
+        #expect(value("systole_readings_dropped_total") == 0)
+    }
+
+    @Test func durationOnlyShowsNoHeartRateAnywhere() async throws {
+        let s = try await Setup(configuration: "privacy = \"duration-only\"\n" + Self.http)
+        defer { s.stop() }
+        try await s.startWorkout()
+        try await Task.sleep(for: .seconds(3))
+        for path in ["/api/status", "/api/history", "/metrics"] {
+            let response = try await s.authorized(path)
+            #expect(response["status"] as? Int == 200, "\(path)")
+            let body = response["body"] as? String ?? ""
+            #expect(!body.contains("bpm") && !body.contains("heartRate") && !body.contains("heart_rate"), "\(path)")
+        }
+        let history = try await s.authorized("/api/history")
+        #expect(history["body"] as? String == "[]")
+        let events = try await s.authorized("/api/events", ["--events", "2"])
+        let event = try #require((events["events"] as? [[String: Any]])?.last)
+        #expect(event["showsHeartRate"] as? Bool == false)
+        #expect(event["heartRate"] == nil && event["average"] == nil)
+        #expect((event["elapsed"] as? Double ?? 0) > 0)
+        let end = try await s.systole("end")
+        try #require(end.status == 0)
+        let list = try await s.authorized("/api/workouts")
+        let workouts = try #require(
+            try JSONSerialization.jsonObject(with: Data((list["body"] as? String ?? "").utf8)) as? [[String: Any]]
+        )
+        let id = try #require(workouts.first?["id"] as? String)
+        #expect(workouts.first?["averageHeartRate"] == nil && workouts.first?["maximumHeartRate"] == nil)
+        #expect((workouts.first?["duration"] as? Double ?? 0) > 0)
+        let detail = try await s.authorized("/api/workouts/\(id)")
+        let page = try #require(
+            try JSONSerialization.jsonObject(with: Data((detail["body"] as? String ?? "").utf8)) as? [String: Any]
+        )
+        #expect((page["heartRatePerMinute"] as? [Any])?.isEmpty == true)
+        #expect((page["zones"] as? [Any])?.isEmpty == true && page["hrv"] == nil)
+        #expect((page["exports"] as? [Any])?.isEmpty == true)
+        for format in ["fit", "tcx", "csv", "rr"] {
+            let export = try await s.authorized("/api/workouts/\(id)/export/\(format)")
+            #expect(export["status"] as? Int == 404, "\(format)")
+        }
+    }
+
+    /// The page and the overlay in Debian's headless Chromium: check_live_page.py says what it checks. Screenshots
+    /// go to $SYSTOLE_SCREENSHOTS when set (docs/images is made this way), else to the test's folder.
+    @Test func thePageAndTheOverlayInChromium() async throws {
+        let intervals = """
+            {"seed": 2026, "sensors": [{"model": "polar-h10", "rate": 1,
+              "profile": {"kind": "intervals", "low": 118, "high": 168, "work": 6, "rest": 4}}]}
+            """
+        let s = try await Setup(configuration: Self.http + "\n[profile]\nmax_hr = 185\n", scenario: intervals)
+        defer { s.stop() }
+        let shots = ProcessInfo.processInfo.environment["SYSTOLE_SCREENSHOTS"] ?? s.folder.path
+        try await s.startWorkout()
+        let sensor = try #require(s.simulator.addresses.first)
+        let script = Self.webFolder.appendingPathComponent("check_live_page.py").path
+        let live = try await PythonTools.run(script, ["live", s.base, Self.token, s.emitLog, sensor, shots, "10"])
+        #expect(live.contains("\"notifications\""), "\(live)")
+        let end = try await s.systole("end")
+        try #require(end.status == 0, "\(end.standardError)")
+        let workouts = try await s.authorized("/api/workouts")
+        let list = try #require(
+            try JSONSerialization.jsonObject(with: Data((workouts["body"] as? String ?? "").utf8)) as? [[String: Any]]
+        )
+        let id = try #require(list.first?["id"] as? String)
+        let finished = try await PythonTools.run(script, ["finished", s.base, Self.token, id, shots])
+        #expect(finished.contains("\"zoneBars\": 5"), "\(finished)")
+    }
+}
