@@ -28,8 +28,10 @@ $SUDO install -m 0644 "$work/systoled.service" /etc/systemd/system/systoled.serv
 $SUDO install -m 0644 systemd/org.systole.Daemon.conf /usr/share/dbus-1/system.d/org.systole.Daemon.conf
 $SUDO install -m 0644 systemd/systole.sysusers.conf /usr/lib/sysusers.d/systole.conf
 $SUDO install -d /etc/systole
+new_config=0
 if [ ! -e /etc/systole/systoled.toml ]; then
   $SUDO install -m 0644 systemd/systoled.toml.example /etc/systole/systoled.toml
+  new_config=1
 fi
 $SUDO install -d /usr/share/bash-completion/completions /usr/share/zsh/vendor-completions
 "$BIN/systole" --generate-completion-script bash | $SUDO tee /usr/share/bash-completion/completions/systole > /dev/null
@@ -37,6 +39,11 @@ $SUDO install -d /usr/share/bash-completion/completions /usr/share/zsh/vendor-co
 
 if [ -d /run/systemd/system ]; then
   $SUDO systemd-sysusers
+  # Readable by systoled and group systole only: an [http] token in it lets whoever has it see heart rate
+  # (systoled refuses a token in a file every user can read).
+  if [ "$new_config" = 1 ]; then
+    $SUDO chgrp systole /etc/systole/systoled.toml && $SUDO chmod 0640 /etc/systole/systoled.toml
+  fi
   $SUDO systemctl daemon-reload
   $SUDO systemctl reload dbus 2>/dev/null || true
   echo "Installed. Start it with: sudo systemctl enable --now systoled"

@@ -28,18 +28,27 @@ public struct LiveWebServer: Service {
         self.logger = logger
     }
 
-    /// Serves until systoled stops. When the address cannot be bound (another program has the port), it says so
-    /// and tries again every 30 s: recording goes on without the page.
+    /// How long to wait before trying an address that could not be bound again.
+    public static let retryInterval: Duration = .seconds(30)
+
+    /// Serves until systoled stops. When the address cannot be bound (another program has the port, or the unit
+    /// keeps systoled off the network), it says so once and tries again every 30 s, quietly until the reason
+    /// changes: recording goes on without the page.
     public func run() async throws {
+        var lastFailure: String?
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             do {
                 try await makeApplication().runService()
                 return
             } catch {
-                logger.error(
-                    "the web page cannot listen on \(configuration.host) port \(configuration.port): \(error); trying again in 30 s ([http] listen)"
-                )
-                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(30)) }
+                let failure = "\(error)"
+                if failure != lastFailure {
+                    logger.error(
+                        "the web page cannot listen on \(configuration.host) port \(configuration.port): \(failure). Free the port or choose another ([http] listen); if the unit keeps systoled off the network, install systemd/systoled.service.d/network.conf.example. Trying again every 30 s"
+                    )
+                    lastFailure = failure
+                }
+                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: Self.retryInterval) }
             }
         }
     }
@@ -78,7 +87,7 @@ public struct LiveWebServer: Service {
         router.get("/api/workouts/:id") { _, context in
             let id = try context.parameters.require("id")
             guard Self.isWorkoutID(id), let detail = try await source.workout(id: id) else {
-                return Self.text(.notFound, "no workout \(id.prefix(40)); see /api/workouts\n")
+                return Self.text(.notFound, "no such workout; /api/workouts lists them\n")
             }
             return try Self.json(detail)
         }
@@ -131,7 +140,7 @@ public struct LiveWebServer: Service {
     static func text(_ status: HTTPResponse.Status, _ text: String) -> Response {
         Response(
             status: status,
-            headers: [.contentType: "text/plain; charset=utf-8"],
+            headers: [.contentType: "text/plain; charset=utf-8", .xContentTypeOptions: "nosniff"],
             body: .init(byteBuffer: ByteBuffer(string: text))
         )
     }

@@ -24,11 +24,14 @@ import Testing
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("systole-web-\(UUID())")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             port = freeTCPPort()
+            let config = folder.appendingPathComponent("systoled.toml").path
             try configuration.replacingOccurrences(of: "$PORT", with: "\(port)").write(
-                to: folder.appendingPathComponent("systoled.toml"),
+                toFile: config,
                 atomically: true,
                 encoding: .utf8
             )
+            // systoled refuses a token in a file other users can read.
+            chmod(config, 0o600)
             emitLog = folder.appendingPathComponent("emit.log").path
             bus = try await PrivateBus.start()
             var arguments = ["--emit-log", emitLog]
@@ -118,6 +121,49 @@ import Testing
         #expect(refused.status == 78)
         #expect(refused.standardError.contains("systoled.toml:2: [http]"), "\(refused.standardError)")
         #expect(refused.standardError.contains("needs a token"), "\(refused.standardError)")
+
+        // A token in a file every local user can read gives the page away: refused, saying how to fix it.
+        let readable = folder.appendingPathComponent("readable.toml").path
+        try "[http]\ntoken = \"\(Self.token)\"\n".write(toFile: readable, atomically: true, encoding: .utf8)
+        chmod(readable, 0o644)
+        let exposed = try await CommandRunner.run("systoled", ["--config", readable, "--bus", s.bus.address])
+        #expect(exposed.status == 78)
+        #expect(exposed.standardError.contains("every local user can read it"), "\(exposed.standardError)")
+        #expect(exposed.standardError.contains("chmod 640"), "\(exposed.standardError)")
+    }
+
+    @Test func aTakenPortIsLoggedAndRecordingGoesOn() async throws {
+        // Another program holds the port: systoled says so, keeps recording, and keeps trying every 30 s (one line
+        // in these seconds: no retry storm).
+        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(holder) }
+        let port = freeTCPPort()
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        address.sin_port = UInt16(port).bigEndian
+        var one: Int32 = 1
+        setsockopt(holder, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        try #require(bound == 0 && listen(holder, 1) == 0)
+        let s = try await Setup(configuration: "[http]\nlisten = \"127.0.0.1:\(port)\"\n")
+        defer { s.stop() }
+        try await s.startWorkout()
+        try await Task.sleep(for: .seconds(2))
+        let status = try await s.json("status")
+        #expect(status["state"] as? String == "running")
+        #expect((status["heartRate"] as? [String: Any])?["bpm"] is Int)
+        s.daemon.signal(SIGTERM)
+        #expect(try await s.daemon.waitForExit(timeout: .seconds(10)) == 0)
+        let log = await s.daemon.standardError()
+        let lines = log.split(separator: "\n").filter { $0.contains("the web page cannot listen") }
+        #expect(lines.count == 1, "\(log)")
+        #expect(lines.first?.contains("127.0.0.1 port \(port)") == true)
+        #expect(lines.first?.contains("[http] listen") == true)
     }
 
     @Test func everyPathWantsTheTokenOnAnOpenListener() async throws {
@@ -142,6 +188,19 @@ import Testing
             }
             let query = try await s.request(path + "?token=" + wrong)
             #expect(query["status"] as? Int == 401, "\(path)?token=wrong")
+        }
+        // With the token, what is not a workout is not looked for, and nothing sent is echoed back.
+        for path in [
+            "/api/workouts/not-a-uuid", "/api/workouts/..%2F..%2Fetc%2Fpasswd", "/api/workouts/%00%1B%5B31m",
+            "/api/workouts/" + String(repeating: "A", count: 8000),
+            "/api/workouts/00000000-0000-0000-0000-000000000000",
+            "/api/workouts/00000000-0000-0000-0000-000000000000/export/fit",
+            "/api/workouts/00000000-0000-0000-0000-000000000000/export/..%2Fexe",
+        ] {
+            let response = try await s.authorized(path)
+            #expect(response["status"] as? Int == 404, "\(path.prefix(60)): \(response["status"] ?? "?")")
+            let body = response["body"] as? String ?? ""
+            #expect(!body.contains("etc") && !body.contains("AAAA") && !body.contains("31m"), "\(path.prefix(60))")
         }
         // The right token, each way it may come.
         let bearer = try await s.authorized("/api/status")
@@ -280,11 +339,13 @@ import Testing
         }
     }
 
-    /// The page and the overlay in Debian's headless Chromium: check_live_page.py says what it checks. Screenshots
+    /// The page and the overlay in Debian's headless Chromium: check_live_page.py says what it checks. The strap
+    /// advertises a name that is HTML with an escape sequence, as anyone in range may: it must show as text. Screenshots
     /// go to $SYSTOLE_SCREENSHOTS when set (docs/images is made this way), else to the test's folder.
     @Test func thePageAndTheOverlayInChromium() async throws {
         let intervals = """
             {"seed": 2026, "sensors": [{"model": "polar-h10", "rate": 1,
+              "name": "<img src=x onerror=\\"document.title='owned'\\">\\u001b[31m",
               "profile": {"kind": "intervals", "low": 118, "high": 168, "work": 6, "rest": 4}}]}
             """
         let s = try await Setup(configuration: Self.http + "\n[profile]\nmax_hr = 185\n", scenario: intervals)

@@ -128,6 +128,15 @@ public struct DaemonConfiguration: Sendable, Equatable {
             throw Error(file: path, line: 0, reason: "is not UTF-8 text")
         }
         try configuration.apply(text, file: path)
+        // The token lets whoever has it see heart rate: a file every local user can read would give it away.
+        if configuration.http?.token != nil, status.st_mode & S_IFMT == S_IFREG, status.st_mode & S_IROTH != 0 {
+            throw Error(
+                file: path,
+                line: 0,
+                reason: "holds the [http] token and every local user can read it; make it readable by root and "
+                    + "group systole only: chmod 640 \(path) && chgrp systole \(path)"
+            )
+        }
         return configuration
     }
 

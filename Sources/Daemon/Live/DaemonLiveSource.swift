@@ -13,7 +13,7 @@ import WorkoutKit
 /// stage tells it of each recorded batch.
 final class DaemonLiveSource: LiveWebSource, Service {
     let feed = LiveFeed()
-    let metricsRegistry: DaemonMetrics
+    let daemonMetrics: DaemonMetrics
     private let workouts: WorkoutManager
     private let sensors: SensorManager
     private let store: SQLiteHealthStore
@@ -42,7 +42,7 @@ final class DaemonLiveSource: LiveWebSource, Service {
         self.profile = profile
         self.privacy = privacy
         self.clock = clock
-        metricsRegistry = metrics
+        daemonMetrics = metrics
         zoneLowerBounds = HeartRateZones(profile: profile).zones.map(\.lower)
     }
 
@@ -81,8 +81,8 @@ final class DaemonLiveSource: LiveWebSource, Service {
             elapsed: snapshot.elapsed,
             at: clock.now().timeIntervalSince1970,
             heartRate: heartRate,
-            average: statistics?.averageQuantity()?.value,
-            maximum: statistics?.maximumQuantity()?.value,
+            average: finite(statistics?.averageQuantity()?.value),
+            maximum: finite(statistics?.maximumQuantity()?.value),
             sensors: sensors.sensors.map(Self.liveSensor)
         )
         return showsHeartRate ? status : status.withoutHeartRate()
@@ -135,8 +135,8 @@ final class DaemonLiveSource: LiveWebSource, Service {
             start: workout.startDate.timeIntervalSince1970,
             end: workout.endDate.timeIntervalSince1970,
             duration: workout.duration,
-            averageHeartRate: showsHeartRate ? heartRate?.averageQuantity()?.value : nil,
-            maximumHeartRate: showsHeartRate ? heartRate?.maximumQuantity()?.value : nil
+            averageHeartRate: showsHeartRate ? finite(heartRate?.averageQuantity()?.value) : nil,
+            maximumHeartRate: showsHeartRate ? finite(heartRate?.maximumQuantity()?.value) : nil
         )
     }
 
@@ -154,10 +154,12 @@ final class DaemonLiveSource: LiveWebSource, Service {
         let energy = recording.energy
         return WorkoutDetail(
             summary: summary(workout),
-            heartRatePerMinute: try await WorkoutChart.heartRatePerMinute(of: workout, in: store),
+            heartRatePerMinute: try await WorkoutChart.heartRatePerMinute(of: workout, in: store).map(finite),
             zones: zones.zones.map { .init(number: $0.number, lower: $0.lower, upper: $0.upper, seconds: $0.seconds) },
-            secondsBelowZones: zones.secondsBelow,
-            hrv: hrv.map {
+            secondsBelowZones: finite(zones.secondsBelow),
+            hrv: hrv.flatMap { hrv in
+                [hrv.rmssd, hrv.sdnn, hrv.meanNN, hrv.pnn50].allSatisfy(\.isFinite) ? hrv : nil
+            }.map {
                 .init(
                     rmssd: $0.rmssd,
                     sdnn: $0.sdnn,
@@ -167,8 +169,8 @@ final class DaemonLiveSource: LiveWebSource, Service {
                     corrected: $0.correctedBeats
                 )
             },
-            trimp: TrainingLoad.trimp(recording, profile: profile),
-            energyKilojoules: energy?.kilojoules ?? EnergyEstimate.kilojoules(recording, profile: profile),
+            trimp: finite(TrainingLoad.trimp(recording, profile: profile)),
+            energyKilojoules: finite(energy?.kilojoules ?? EnergyEstimate.kilojoules(recording, profile: profile)),
             energyEstimated: energy.map(\.isEstimated) ?? true,
             exports: ExportFormat.allCases.map(\.rawValue)
         )
@@ -187,8 +189,15 @@ final class DaemonLiveSource: LiveWebSource, Service {
         return ExportedFile(name: format.fileName(for: recording), contentType: format.contentType, bytes: bytes)
     }
 
+    /// `value` when it is a number JSON can carry: a NaN or an infinity (an analysis of too few beats, say) would
+    /// make the whole answer fail to encode.
+    private func finite(_ value: Double?) -> Double? {
+        guard let value, value.isFinite else { return nil }
+        return value
+    }
+
     func metrics() -> [UInt8] {
-        metricsRegistry.exposition(
+        daemonMetrics.exposition(
             snapshot: workouts.currentSnapshot,
             sensors: sensors.sensors,
             showsHeartRate: showsHeartRate

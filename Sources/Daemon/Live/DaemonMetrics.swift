@@ -45,10 +45,16 @@ final class DaemonMetrics: Sendable {
         )
     }
 
+    /// The most sensors counted each in a series of their own; readings of any later one are counted under
+    /// `sensor="other"`. An `any` entry takes whatever heart-rate device it finds, so over months of devices in
+    /// range coming and going the series could otherwise grow without end.
+    static let maximumCountedSensors = 2 * DaemonConfiguration.maximumSensors
+
     /// The output stage recorded these readings (one batch, on the workout thread).
     func recorded(sensors: some Sequence<String>) {
         readingCounters.withLock { counters in
-            for sensor in sensors {
+            for address in sensors {
+                let sensor = counters[address] != nil || counters.count < Self.maximumCountedSensors ? address : "other"
                 if let counter = counters[sensor] {
                     counter.increment()
                 } else {

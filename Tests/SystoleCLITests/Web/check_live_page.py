@@ -3,7 +3,8 @@
 usage: check_live_page.py live BASE TOKEN EMIT_LOG SENSOR SHOTS SECONDS
        check_live_page.py finished BASE TOKEN WORKOUT_ID SHOTS
 
-live: the token in the address becomes a cookie and leaves the address; the bpm shown follows every notification
+live: the token in the address becomes a cookie and leaves the address; a sensor name made of HTML shows as text;
+the bpm shown follows every notification
 the simulator sent (its emit log) within 2 s; the chart draws; a reload mid-workout resumes the chart and the elapsed
 time; the overlay's background is transparent in its screenshot. finished: the workouts list links the workout, its
 page draws the chart and the zones, and its FIT export downloads. Prints a JSON summary; exits non-zero on a failure.
@@ -83,6 +84,13 @@ def live(page, base, token, emit_log, sensor, shots, seconds):
             late.append({"unix": unix, "bpm": bpm})
     if late:
         fail(f"{len(late)} of {len(checked)} notifications not shown within 2 s: {late[:5]}")
+
+    # A sensor's name is the radio's choice: HTML in it shows as text, nothing in it runs.
+    names = page.text_content("#sensors") or ""
+    if "<img" not in names or page.locator("#sensors img").count() != 0 or page.title() != "systole — live":
+        fail(f"the sensor's name was not shown as text: {names!r}, title {page.title()!r}")
+    if "\x1b" in names:
+        fail("an escape sequence from the sensor's name reached the page")
 
     points = chart_points(page)
     if points < 3 or not page.get_attribute("#line", "points"):
