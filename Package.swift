@@ -38,6 +38,11 @@ let package = Package(
             providers: [.apt(["libdbus-1-dev"])]
         ),
         .systemLibrary(
+            name: "CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
+        .systemLibrary(
             name: "CBluetooth",
             pkgConfig: "bluez",
             providers: [.apt(["libbluetooth-dev"])]
@@ -93,6 +98,16 @@ let package = Package(
             ]
         ),
 
+        // MARK: MQTT over libmosquitto: the live values and Home Assistant discovery, behind a bounded queue.
+        .target(
+            name: "MQTTBridge",
+            dependencies: [
+                "CMosquitto", "LiveView",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         // MARK: Names of the daemon's D-Bus control API, shared by the daemon and the CLI.
         .target(name: "ControlAPI"),
 
@@ -101,7 +116,7 @@ let package = Package(
             name: "Daemon",
             dependencies: [
                 "BlueZ", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit", "HealthStore", "WorkoutAnalysis",
-                "WorkoutExport", "LiveView", "LiveWeb",
+                "WorkoutExport", "LiveView", "LiveWeb", "MQTTBridge",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -167,6 +182,8 @@ let package = Package(
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BlueZSimulator", "SystoleTestSupport"]),
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "SystoleTestSupport"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus"]),
+        .testTarget(name: "MQTTBridgeTests", dependencies: ["MQTTBridge", "LiveView"]),
+        .testTarget(name: "LiveViewTests", dependencies: ["LiveView"]),
         .testTarget(name: "WorkoutKitTests", dependencies: ["WorkoutKit"]),
         .testTarget(
             name: "WorkoutExportTests",
@@ -214,8 +231,8 @@ let package = Package(
                 "SystoleCLI", "ControlAPI", "DBus", "HeartRateProfile", "BlueZSimulator", "HealthStore", "WorkoutKit",
                 "SystoleTestSupport",
             ],
-            // The web tests' scripts run from the source tree with the venv's Python.
-            exclude: ["Web"]
+            // The web and MQTT tests' scripts run from the source tree with the venv's Python.
+            exclude: ["Web", "MQTT"]
         ),
     ],
     swiftLanguageModes: [.v6]

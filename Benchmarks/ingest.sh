@@ -26,6 +26,8 @@
 #        Benchmarks/ingest.sh --wakeups [--json] [--debug] [--check]   (the two wakeup phases alone, about 40 s)
 #        Benchmarks/ingest.sh --sweep [--sensors N] [--seconds S]   (doubles the rate until both consumers lose
 #                                   notifications, then narrows in on each one's highest rate without loss)
+#        Benchmarks/ingest.sh --outputs [--sensors N] [--rate HZ] [--seconds S] [--json] [--debug] [--check]
+#                                   (what the web page, /metrics and MQTT cost: Benchmarks/ingest/outputs.sh)
 #   defaults: 100 sensors at 4 Hz, 60 s measured after a 10 s warm-up (a sweep step measures 10 s).
 #   --debug uses the debug build (for smoke runs: its figures are not the product's); --check exits 1 when a
 #   consumer lost more than 5 % of the notifications, systoled logged no reading, or in the one-strap phase it
@@ -33,6 +35,9 @@
 #   a debug build on a busy machine. --no-wakeups leaves the wakeup phases out (the sweep's steps do).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+for argument in "$@"; do
+  if [ "$argument" = --outputs ]; then exec Benchmarks/ingest/outputs.sh "$@"; fi
+done
 
 SENSORS=100 RATE=4 MEASURE=60 WARMUP=10 BLEAK=1 JSON=0 SWEEP=0 CONFIG=release CHECK=0 WAKEUPS=both
 while [ $# -gt 0 ]; do

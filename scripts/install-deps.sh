@@ -10,6 +10,7 @@
 #   chromium          the headless browser the web page's tests drive (through Playwright)
 #   libmosquitto-dev  libmosquitto headers and pkg-config file (CMosquitto: systoled's MQTT client)
 #   mosquitto         the MQTT broker the MQTT tests start on a port of their own (never as a service)
+#   openssl           makes the test CA and certificate of the MQTT TLS test
 # and then, with scripts/python-tools.sh, the Python venv the export and analysis tests decode and compare with.
 # With --vm, instead, what scripts/real-bluez/vm.sh boots and runs (the real Bluetooth stack in a VM):
 #   qemu-system-x86   the emulator (TCG: no KVM needed)
@@ -25,7 +26,7 @@
 # usage: scripts/install-deps.sh [--vm]
 set -euo pipefail
 packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev pkg-config dbus python3 python3-venv systemd chromium
-  libmosquitto-dev mosquitto)
+  libmosquitto-dev mosquitto openssl)
 if [ "${1:-}" = --vm ]; then
   packages=(qemu-system-x86 linux-image-amd64 busybox-static cpio kmod dbus bluez bluez-test-tools
     bluez-test-scripts python3 python3-dbus python3-gi)

@@ -5,6 +5,7 @@ import Foundation
 import HealthStore
 import LiveWeb
 import Logging
+import MQTTBridge
 import Metrics
 import ServiceLifecycle
 import WorkoutKit
@@ -254,15 +255,27 @@ public func buildDaemon(
         outputs: IngestPipeline.Outputs(
             liveLog: { liveLogService.write($0) },
             recorded: { control.readingsRecorded() },
-            live: { recorded in
-                metrics.recorded(sensors: recorded.lazy.map { $0.reading.reading.sensor.description })
-                live.feed.changed()
-            },
+            live: { live.feed.changed() },
             dropped: { metrics.readingsDropped($0) }
         ),
         logger: logger
     )
     var outputs: [any Service] = [live]
+    if let mqtt = configuration.mqtt {
+        outputs.append(
+            MQTTPublisher(
+                settings: mqtt,
+                feed: live.feed,
+                status: { live.status() },
+                onDropped: { metrics.mqttMessagesDropped($0) },
+                onConnection: { metrics.mqttConnection($0) },
+                logger: logger
+            )
+        )
+        logger.info(
+            "MQTT to \(mqtt.usesTLS ? "mqtts" : "mqtt")://\(mqtt.host):\(mqtt.port) as \(mqtt.clientID), topics \(mqtt.topicPrefix)/…, discovery \(mqtt.discoveryPrefix)/…"
+        )
+    }
     if let web {
         outputs.append(LiveWebServer(configuration: web, source: live, logger: logger))
         logger.info(

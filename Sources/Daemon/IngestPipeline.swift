@@ -23,8 +23,8 @@ struct RecordedReading: Sendable {
 ///    transaction, fsynced, waiting in place. It returns the readings with the workout's snapshot: nothing is read
 ///    back.
 /// 4. **Output stage**, on the same thread right after the commit: the live log's lines in one write, the
-///    control API's properties, announced at most once a second, and the live outputs: the readings counted for
-///    /metrics and the ``LiveFeed`` told, which wakes the web page's event streams and the MQTT publisher (each
+///    control API's properties, announced at most once a second, and the live outputs: the ``LiveFeed`` told,
+///    which wakes the web page's event streams and the MQTT publisher (each
 ///    builds what it shows on its own task, at its own pace).
 final class IngestPipeline: Service {
     /// Where the output stage sends a recorded batch.
@@ -33,9 +33,9 @@ final class IngestPipeline: Service {
         var liveLog: @Sendable ([RecordedReading]) -> Void
         /// Tells the announcers a batch was recorded (they announce at most once a second).
         var recorded: @Sendable () -> Void
-        /// Counts the batch's readings per sensor and tells the live outputs (web page, MQTT) that something
-        /// changed; they build what they show on their own tasks, so a slow one never holds this stage.
-        var live: @Sendable ([RecordedReading]) -> Void = { _ in }
+        /// Tells the live outputs (web page, MQTT) that something changed; they build what they show on their own
+        /// tasks, so a slow one never holds this stage.
+        var live: @Sendable () -> Void = {}
         /// Counts readings the backlog dropped (/metrics).
         var dropped: @Sendable (Int) -> Void = { _ in }
     }
@@ -71,7 +71,7 @@ final class IngestPipeline: Service {
                     let recorded = await self.workouts.record(batch)
                     self.outputs.liveLog(recorded)
                     self.outputs.recorded()
-                    self.outputs.live(recorded)
+                    self.outputs.live()
                 }
             }
         }

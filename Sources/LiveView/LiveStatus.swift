@@ -50,6 +50,43 @@ public struct LiveStatus: Codable, Sendable, Equatable {
         self.showsHeartRate = showsHeartRate
     }
 
+    /// The status as JSON, with the keys and values its `Codable` conformance gives (nil values left out), written
+    /// by hand: the page's event stream sends it every second, with every sensor.
+    public var json: String {
+        var object = JSONObject()
+        object.add("state", state)
+        object.addIfPresent("workoutID", workoutID)
+        object.addIfPresent("activity", activity)
+        object.addIfPresent("start", start)
+        object.add("elapsed", elapsed)
+        object.add("at", at)
+        if let heartRate {
+            var rate = JSONObject()
+            rate.add("bpm", heartRate.bpm)
+            rate.add("sensor", heartRate.sensor)
+            rate.add("zone", heartRate.zone)
+            rate.add("colour", heartRate.colour)
+            object.add("heartRate", json: rate.text)
+        }
+        object.addIfPresent("average", average)
+        object.addIfPresent("maximum", maximum)
+        let sensors = sensors.map { sensor in
+            var entry = JSONObject()
+            entry.addIfPresent("address", sensor.address)
+            entry.addIfPresent("name", sensor.name)
+            entry.addIfPresent("manufacturer", sensor.manufacturer)
+            entry.add("state", sensor.state)
+            entry.add("connected", sensor.connected)
+            entry.addIfPresent("battery", sensor.battery)
+            entry.addIfPresent("contact", sensor.contact)
+            entry.addIfPresent("bpm", sensor.bpm)
+            return entry
+        }
+        object.add("sensors", json: JSONObject.array(sensors))
+        object.add("showsHeartRate", showsHeartRate)
+        return object.text
+    }
+
     /// The status without any heart rate: what `privacy = "duration-only"` leaves.
     public func withoutHeartRate() -> LiveStatus {
         var status = self

@@ -6,13 +6,13 @@ import NIOCore
 import ServiceLifecycle
 
 /// The live page's updates as server-sent events: a `status` event with the whole ``LiveStatus`` at once, then
-/// after each change at most four a second, and a comment every 5 s without one, so proxies and browsers keep it
+/// after each change at most one a second, and a comment every 5 s without one, so proxies and browsers keep it
 /// open and a stream whose client went away is noticed (its write fails) and leaves its place to another.
 /// EventSource reconnects by itself after a restart of systoled.
 enum EventStream {
     /// The shortest time between two events of one stream: the bpm moves once a second per sensor, and a
-    /// hundred sensors must not make a page redraw hundreds of times a second.
-    static let minimumInterval: Duration = .milliseconds(250)
+    /// hundred sensors must not make a page redraw hundreds of times a second (each event carries them all).
+    static let minimumInterval: Duration = .seconds(1)
     static let keepAlive: Duration = .seconds(5)
 
     static func response(source: any LiveWebSource, logger: Logger) -> Response {
@@ -63,19 +63,15 @@ enum EventStream {
     }
 
     private static func stream(source: any LiveWebSource, into writer: inout any ResponseBodyWriter) async throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
         var version = source.feed.version
-        while !Task.isCancelled {
-            let data = try encoder.encode(source.status())
-            var buffer = ByteBuffer(string: "event: status\ndata: ")
-            buffer.writeBytes(data)
-            buffer.writeString("\n\n")
+        // A shutdown that began while the stream slept is not announced again: it is asked for at each turn.
+        while !Task.isCancelled, !Task.isShuttingDownGracefully {
+            let buffer = ByteBuffer(string: "event: status\ndata: " + source.status().json + "\n\n")
             try await writer.write(buffer)
             try await Task.sleep(for: minimumInterval)
             // The next change, or a keep-alive comment when none comes; systoled stopping ends the stream (the
             // server waits for open responses before it stops).
-            waiting: while true {
+            waiting: while !Task.isShuttingDownGracefully {
                 switch await nextWake(after: version, feed: source.feed) {
                 case .changed(let next):
                     version = next

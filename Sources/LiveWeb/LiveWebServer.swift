@@ -80,7 +80,7 @@ public struct LiveWebServer: Service {
         router.get("/assets/systole.js") { _, _ in Self.asset(Assets.script, type: "text/javascript; charset=utf-8") }
         router.get("/assets/systole.css") { _, _ in Self.asset(Assets.style, type: "text/css; charset=utf-8") }
 
-        router.get("/api/status") { _, _ in try Self.json(source.status()) }
+        router.get("/api/status") { _, _ in Self.asset(source.status().json, type: "application/json") }
         router.get("/api/history") { _, _ in try Self.json(try await source.history()) }
         router.get("/api/events") { _, _ in EventStream.response(source: source, logger: logger) }
         router.get("/api/workouts") { _, _ in try Self.json(try await source.workouts()) }

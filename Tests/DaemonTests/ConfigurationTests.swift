@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import Foundation
+import Glibc
 import Testing
 import WorkoutAnalysis
 import WorkoutKit
@@ -87,7 +88,10 @@ import WorkoutKit
         let cases: [(String, Int, String)] = [
             ("bus = \"system\"\nfrobnicate = 1", 2, "unknown setting 'frobnicate'; known: bus, adapter, store"),
             ("[live_log]\nsize = 10", 2, "unknown setting 'size' in [live_log]; known: path, format, max_size"),
-            ("[logging]\npath = \"/x\"", 2, "unknown table [logging]; the tables are [live_log], [profile] and [http]"),
+            (
+                "[logging]\npath = \"/x\"", 2,
+                "unknown table [logging]; the tables are [live_log], [profile], [http] and [mqtt]"
+            ),
             ("[profile]\nage = 7", 2, "profile.age is in years, from 10 to 100"),
             ("[profile]\nage = 40.5", 2, "age must be a whole number, not a number"),
             ("[profile]\nsex = \"x\"", 2, "profile.sex must be \"female\" or \"male\", not 'x'"),
@@ -163,6 +167,101 @@ import WorkoutKit
         var p = DaemonConfiguration(environment: [:])
         try p.apply("privacy = \"duration-only\"", file: "f")
         #expect(p.privacy == .durationOnly)
+    }
+
+    @Test func theMQTTTableIsReadWithinItsRanges() throws {
+        var c = DaemonConfiguration(environment: [:])
+        #expect(c.mqtt == nil)
+        try c.apply(
+            """
+            [mqtt]
+            broker = "mqtts://broker.example.org"
+            username = "gym"
+            password = "p4ss word"
+            ca_file = "/etc/ssl/ca.pem"
+            client_id = "gym-1"
+            topic_prefix = "home/gym"
+            discovery_prefix = "ha"
+            queue_limit = 50
+            """,
+            file: "f"
+        )
+        let mqtt = try #require(c.mqtt)
+        #expect(mqtt.host == "broker.example.org" && mqtt.port == 8883 && mqtt.usesTLS)
+        #expect(mqtt.username == "gym" && mqtt.password == "p4ss word" && mqtt.caFile == "/etc/ssl/ca.pem")
+        #expect(mqtt.clientID == "gym-1" && mqtt.topicPrefix == "home/gym" && mqtt.discoveryPrefix == "ha")
+        #expect(mqtt.queueLimit == 50 && mqtt.availabilityTopic == "home/gym/status")
+        for (broker, host, port, tls) in [
+            ("mqtt://10.0.0.2", "10.0.0.2", 1883, false), ("mqtt://h:1884/", "h", 1884, false),
+            ("mqtts://[::1]:8884", "::1", 8884, true), ("mqtt://[fe80::1]", "fe80::1", 1883, false),
+        ] {
+            var c = DaemonConfiguration(environment: [:])
+            try c.apply("[mqtt]\nbroker = \"\(broker)\"", file: "f")
+            #expect(c.mqtt?.host == host && c.mqtt?.port == port && c.mqtt?.usesTLS == tls, "\(broker)")
+            #expect(c.mqtt?.clientID.hasPrefix("systoled") == true && c.mqtt?.queueLimit == 1000)
+        }
+        for (text, reason) in [
+            ("broker = \"tcp://h\"", "mqtt.broker must be an address like"),
+            ("broker = \"mqtt://\"", "mqtt.broker must be an address like"),
+            ("broker = \"mqtt://user:pw@h\"", "mqtt.broker must not hold credentials"),
+            ("broker = \"mqtt://h/path\"", "mqtt.broker must be an address like"),
+            ("broker = \"mqtt://h:0\"", "mqtt.broker's port must be from 1 to 65535"),
+            ("broker = \"mqtt://h:99999\"", "mqtt.broker's port must be from 1 to 65535"),
+            ("broker = \"mqtt://-h-\"", "mqtt.broker must be an address like"),
+            ("broker = \"mqtt://h\\u001b[31m\"", "mqtt.broker must be an address like"),
+            ("broker = \"mqtt://\(String(repeating: "a.", count: 200))b\"", "mqtt.broker must be an address like"),
+            ("broker = \"mqtt://[::1\"", "mqtt.broker must be an address like"),
+            ("topic_prefix = \"a/#\"", "mqtt.topic_prefix must be 1 to 64"),
+            ("topic_prefix = \"/a\"", "mqtt.topic_prefix must be 1 to 64"),
+            ("topic_prefix = \"a//b\"", "mqtt.topic_prefix must be 1 to 64"),
+            ("discovery_prefix = \"+\"", "mqtt.discovery_prefix must be 1 to 64"),
+            ("client_id = \"a b\"", "mqtt.client_id must be 1 to 64"),
+            ("client_id = \"\(String(repeating: "a", count: 65))\"", "mqtt.client_id must be 1 to 64"),
+            ("queue_limit = 5", "mqtt.queue_limit is a whole number of messages, from 10 to 100000"),
+            ("queue_limit = -1", "mqtt.queue_limit is a whole number of messages, from 10 to 100000"),
+            ("queue_limit = \"10\"", "mqtt.queue_limit is a whole number of messages, from 10 to 100000"),
+            ("username = \"\"", "mqtt.username must be 1 to 256"),
+            ("username = \"a\\nb\"", "mqtt.username must be 1 to 256"),
+            ("ca_file = \"relative.pem\"", "ca_file must be an absolute path"),
+            ("retain = true", "unknown setting 'retain' in [mqtt]; known: broker"),
+        ] {
+            let broker = text.hasPrefix("broker") ? "" : "broker = \"mqtt://h\"\n"
+            let error = error("[mqtt]\n" + broker + text)
+            #expect(error?.line == (broker.isEmpty ? 2 : 3), "\(text)")
+            #expect(error?.reason.hasPrefix(reason) == true, "\(text): \(error?.reason ?? "no error")")
+        }
+        // What the table lacks or contradicts, found once it is read whole.
+        for (text, reason) in [
+            ("username = \"u\"", "[mqtt]: broker is missing"),
+            ("broker = \"mqtt://h\"\npassword = \"p\"", "[mqtt]: a password needs a username"),
+            ("broker = \"mqtt://h\"\nca_file = \"/ca.pem\"", "[mqtt]: ca_file is for TLS"),
+        ] {
+            #expect(error("[mqtt]\n" + text)?.reason.hasPrefix(reason) == true, "\(text)")
+        }
+    }
+
+    @Test func aSecretInAFileEveryoneCanReadIsRefused() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("secret-\(UUID()).toml").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        for (text, secret) in [
+            ("[mqtt]\nbroker = \"mqtt://h\"\nusername = \"u\"\npassword = \"p\"", "the [mqtt] password"),
+            ("[http]\ntoken = \"0123456789abcdef\"", "the [http] token"),
+        ] {
+            try text.write(toFile: path, atomically: false, encoding: .utf8)
+            chmod(path, 0o644)
+            #expect(throws: DaemonConfiguration.Error.self) { try DaemonConfiguration.load(path: path) }
+            do {
+                _ = try DaemonConfiguration.load(path: path)
+            } catch {
+                #expect(error.reason.hasPrefix("holds \(secret) and every local user can read it"), "\(error)")
+            }
+            chmod(path, 0o640)
+            #expect(throws: Never.self) { try DaemonConfiguration.load(path: path) }
+        }
+        // Without a secret the file may be readable by all, as the example is installed where systemd is absent.
+        try "[mqtt]\nbroker = \"mqtt://h\"".write(toFile: path, atomically: false, encoding: .utf8)
+        chmod(path, 0o644)
+        #expect(throws: Never.self) { try DaemonConfiguration.load(path: path) }
     }
 
     @Test func flagsOverrideTheFile() throws {

@@ -2,6 +2,7 @@ import BlueZ
 import DBus
 import Foundation
 import Glibc
+import MQTTBridge
 import WorkoutAnalysis
 import WorkoutKit
 
@@ -53,6 +54,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var privacy: Privacy = .full
     /// The web server (`[http]`); nil: off, nothing listens.
     public var http: HTTP?
+    /// The MQTT publisher (`[mqtt]`); nil: off.
+    public var mqtt: MQTTSettings?
     /// Who works out, for zones, training load and the energy estimate (`[profile]`).
     public var profile = AthleteProfile()
 
@@ -128,12 +131,16 @@ public struct DaemonConfiguration: Sendable, Equatable {
             throw Error(file: path, line: 0, reason: "is not UTF-8 text")
         }
         try configuration.apply(text, file: path)
-        // The token lets whoever has it see heart rate: a file every local user can read would give it away.
-        if configuration.http?.token != nil, status.st_mode & S_IFMT == S_IFREG, status.st_mode & S_IROTH != 0 {
+        // The token lets whoever has it see heart rate, the password lets them publish as systoled: a file every
+        // local user can read would give them away.
+        let secret =
+            configuration.http?.token != nil
+            ? "the [http] token" : configuration.mqtt?.password != nil ? "the [mqtt] password" : nil
+        if let secret, status.st_mode & S_IFMT == S_IFREG, status.st_mode & S_IROTH != 0 {
             throw Error(
                 file: path,
                 line: 0,
-                reason: "holds the [http] token and every local user can read it; make it readable by root and "
+                reason: "holds \(secret) and every local user can read it; make it readable by root and "
                     + "group systole only: chmod 640 \(path) && chgrp systole \(path)"
             )
         }
@@ -157,6 +164,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
         }
         if let problem = httpProblem {
             let line = entries.last { $0.table == "http" }?.line ?? 0
+            throw Error(file: file, line: line, reason: problem)
+        }
+        if let problem = mqttProblem {
+            let line = entries.last { $0.table == "mqtt" }?.line ?? 0
             throw Error(file: file, line: line, reason: problem)
         }
         if let problem = profile.problem {
@@ -230,17 +241,19 @@ public struct DaemonConfiguration: Sendable, Equatable {
             self.privacy = privacy
         case ("http", _):
             try applyHTTP(entry)
+        case ("mqtt", _):
+            try applyMQTT(entry)
         case ("profile", _):
             try applyProfile(entry)
         case ("", let key):
             throw Reason(
                 "unknown setting '\(key)'; known: \(Self.topLevelKeys.joined(separator: ", ")) and the [live_log], "
-                    + "[profile] and [http] tables"
+                    + "[profile], [http] and [mqtt] tables"
             )
         case ("live_log", let key):
             throw Reason("unknown setting '\(key)' in [live_log]; known: \(Self.liveLogKeys.joined(separator: ", "))")
         case (let table, _):
-            throw Reason("unknown table [\(table)]; the tables are [live_log], [profile] and [http]")
+            throw Reason("unknown table [\(table)]; the tables are [live_log], [profile], [http] and [mqtt]")
         }
     }
 

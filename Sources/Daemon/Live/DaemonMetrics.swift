@@ -3,9 +3,10 @@ import Foundation
 import Prometheus
 import Synchronization
 
-/// systoled's Prometheus metrics (`/metrics`): what is counted as it happens (readings recorded, readings dropped,
-/// the store's commit times) and what is read off the daemon at each scrape (heart rate,
-/// battery, connection, rejected notifications, the workout's state and elapsed time). Every series is labelled by
+/// systoled's Prometheus metrics (`/metrics`): what is counted as it happens (readings dropped, MQTT messages
+/// dropped and the broker's connection, the store's commit times) and what is read off the daemon at each scrape
+/// (heart rate, battery, connection, readings and rejected notifications per sensor, the workout's state and
+/// elapsed time). Every series is labelled by
 /// the sensor's address, never by the name it advertises (a device in range chooses that).
 final class DaemonMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
@@ -13,12 +14,15 @@ final class DaemonMetrics: Sendable {
     let commitDuration: CoreMetrics.Timer
     /// Readings the pipeline's backlog dropped (the disk fell behind).
     private let droppedReadings: Prometheus.Counter
-    private let readingCounters = Mutex<[String: Prometheus.Counter]>([:])
+    /// Messages the MQTT queue dropped (the broker was away or slow), and whether it is connected.
+    private let droppedMQTTMessages: Prometheus.Counter
+    private let mqttConnected: Prometheus.Gauge
     /// The values of the counters read off the sensors at the last scrape, to add only what came since.
     private let scraped = Mutex(Scraped())
 
     private struct Scraped {
         var rejected: [String: Int] = [:]
+        var readings: [String: Int] = [:]
         var heartRateGauges: [String: Prometheus.Gauge] = [:]
     }
 
@@ -43,36 +47,27 @@ final class DaemonMetrics: Sendable {
                     "Readings dropped because the workout could not save them fast enough (a slow or stalled disk)"
             )
         )
+        droppedMQTTMessages = registry.makeCounter(
+            descriptor: .init(
+                namespace: "systole",
+                metricName: "mqtt_messages_dropped",
+                unitName: "total",
+                helpText: "MQTT messages dropped from the full queue while the broker was away or slow"
+            )
+        )
+        mqttConnected = registry.makeGauge(
+            descriptor: .init(
+                namespace: "systole",
+                metricName: "mqtt_connected",
+                unitName: "",
+                helpText: "1 while systoled is connected to its MQTT broker ([mqtt])"
+            )
+        )
     }
 
-    /// The most sensors counted each in a series of their own; readings of any later one are counted under
-    /// `sensor="other"`. An `any` entry takes whatever heart-rate device it finds, so over months of devices in
-    /// range coming and going the series could otherwise grow without end.
-    static let maximumCountedSensors = 2 * DaemonConfiguration.maximumSensors
+    func mqttMessagesDropped(_ count: Int) { droppedMQTTMessages.increment(by: Int64(count)) }
 
-    /// The output stage recorded these readings (one batch, on the workout thread).
-    func recorded(sensors: some Sequence<String>) {
-        readingCounters.withLock { counters in
-            for address in sensors {
-                let sensor = counters[address] != nil || counters.count < Self.maximumCountedSensors ? address : "other"
-                if let counter = counters[sensor] {
-                    counter.increment()
-                } else {
-                    let counter = registry.makeCounter(
-                        descriptor: .init(
-                            namespace: "systole",
-                            metricName: "readings",
-                            unitName: "total",
-                            helpText: "Heart-rate readings recorded, per sensor"
-                        ),
-                        labels: [("sensor", sensor)]
-                    )
-                    counter.increment()
-                    counters[sensor] = counter
-                }
-            }
-        }
-    }
+    func mqttConnection(_ connected: Bool) { mqttConnected.set(to: connected ? 1 : 0) }
 
     func readingsDropped(_ count: Int) { droppedReadings.increment(by: Int64(count)) }
 
@@ -137,6 +132,20 @@ final class DaemonMetrics: Sendable {
                 } else if let gauge = scraped.heartRateGauges.removeValue(forKey: address) {
                     registry.unregisterGauge(gauge)
                 }
+                // Counted where the sensors' statuses are kept, and added here since the last scrape: nothing is
+                // done per reading for /metrics.
+                let readings = registry.makeCounter(
+                    descriptor: .init(
+                        namespace: "systole",
+                        metricName: "readings",
+                        unitName: "total",
+                        helpText: "Heart-rate readings taken from the sensor (decoded and within their ranges)"
+                    ),
+                    labels: labels
+                )
+                let newReadings = sensor.readings - (scraped.readings[address] ?? 0)
+                if newReadings > 0 { readings.increment(by: Int64(newReadings)) }
+                scraped.readings[address] = max(sensor.readings, scraped.readings[address] ?? 0)
                 let rejected = sensor.rejected
                 for (reason, count) in [
                     ("malformed", rejected.malformed), ("out_of_range", rejected.outOfRange),

@@ -18,6 +18,8 @@ public struct SensorStatus: Sendable, Equatable {
     public var contact: String?
     public var lastHeartRate: Int?
     public var lastReadingDate: Date?
+    /// Readings taken from it since the daemon started (decoded and within their ranges).
+    public var readings = 0
     /// Notifications received but not turned into readings, by reason.
     public var rejected = RejectedNotifications()
 }
@@ -198,6 +200,7 @@ final class SensorManager: Service, Sendable {
                 status.address = reading.sensor.description
                 status.lastHeartRate = Int(reading.measurement.heartRate)
                 status.lastReadingDate = reading.receivedDate
+                status.readings += 1
                 status.contact = reading.measurement.sensorContact.rawValue
             case .bodySensorLocation(let location):
                 status.bodyLocation = location.description
@@ -307,6 +310,7 @@ final class SensorManager: Service, Sendable {
             var significant = status
             significant.lastHeartRate = before.lastHeartRate
             significant.lastReadingDate = before.lastReadingDate
+            significant.readings = before.readings
             significant.rejected = before.rejected
             return significant != before
         }

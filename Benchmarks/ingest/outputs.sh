@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Benchmarks/ingest.sh --outputs: what the live outputs cost systoled. Two systoleds side by side in one window,
+# each on a private dbus-daemon of its own with a simulator of its own playing the same N sensors at R Hz (the same
+# seed), a workout running in both:
+#   plain    no [http], no [mqtt]
+#   outputs  [http] and [mqtt] on, and used as people use them: a live page's event stream open, /metrics scraped
+#            every 15 s (Prometheus's example interval), and an MQTT subscriber on every topic of a real mosquitto (Debian's, on a port of its own)
+# Each daemon's CPU seconds (from /proc) per reading it logged in the window, and the ratio outputs/plain (goal:
+# at most 1.10). The clients run in one Python process whose CPU is not counted.
+#
+# usage: Benchmarks/ingest.sh --outputs [--sensors N] [--rate HZ] [--seconds S] [--warmup S] [--json] [--debug]
+#        [--check]   (--check: exit 1 when a daemon logged no reading or a client received nothing)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+SENSORS=100 RATE=4 MEASURE=60 WARMUP=10 JSON=0 CONFIG=release CHECK=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --outputs) ;;
+    --sensors) SENSORS=$2; shift ;;
+    --rate) RATE=$2; shift ;;
+    --seconds) MEASURE=$2; shift ;;
+    --warmup) WARMUP=$2; shift ;;
+    --json) JSON=1 ;;
+    --debug) CONFIG=debug ;;
+    --check) CHECK=1 ;;
+    *) echo "usage: Benchmarks/ingest.sh --outputs [--sensors N] [--rate HZ] [--seconds S] [--warmup S] [--json] [--debug] [--check]" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+source scripts/lib/release-build.sh
+build_flags "$CONFIG"
+for product in systole-sim systoled systole; do
+  swift build "${BUILD_FLAGS[@]}" --product "$product" >&2
+done
+BIN=$(swift build "${BUILD_FLAGS[@]}" --show-bin-path)
+PYTHON=$(scripts/python-tools.sh)
+
+source scripts/lib/private-bus.sh
+WORK=$(mktemp -d /tmp/systole-outputs.XXXXXX)
+chmod 755 "$WORK"
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2> /dev/null || true; done
+  wait 2> /dev/null || true
+  for pid in ${BUS_PIDS:-}; do kill -9 "$pid" 2> /dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+HTTP_PORT=$(free_port)
+MQTT_PORT=$(free_port)
+TOKEN=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
+
+# The broker: anonymous on loopback, in the run's folder (started as root it runs as user mosquitto).
+printf 'listener %s 127.0.0.1\nallow_anonymous true\npersistence false\nlog_dest none\n' "$MQTT_PORT" > "$WORK/mosquitto.conf"
+chmod 644 "$WORK/mosquitto.conf"
+mosquitto -c "$WORK/mosquitto.conf" &
+PIDS+=($!)
+
+cat > "$WORK/scenario.json" <<JSON
+{"seed": 42, "sensors": [{"model": "polar-h10", "count": $SENSORS, "rate": $RATE}]}
+JSON
+
+BUS_PIDS=""
+for name in plain outputs; do
+  mkdir -p "$WORK/$name"
+  start_private_bus "$WORK/$name"
+  BUS_PIDS="$BUS_PIDS $BUS_PID"
+  printf '%s' "$BUS" > "$WORK/$name/bus.address"
+  "$BIN/systole-sim" --bus "$BUS" --scenario "$WORK/scenario.json" > "$WORK/$name/sim.out" &
+  PIDS+=($!)
+  for _ in $(seq 600); do
+    grep -q '^ready ' "$WORK/$name/sim.out" 2> /dev/null && [ "$(grep -c '^sensor ' "$WORK/$name/sim.out")" = "$SENSORS" ] && break
+    sleep 0.1
+  done
+  mapfile -t ADDRESSES < <(awk '/^sensor /{print $3}' "$WORK/$name/sim.out")
+  {
+    echo "bus = \"$BUS\""
+    echo "store = \"$WORK/$name/health.sqlite\""
+    printf 'sensors = [%s]\n' "$(printf '"%s", ' "${ADDRESSES[@]}" | sed 's/, $//')"
+    echo
+    echo "[live_log]"
+    echo "path = \"$WORK/$name/live.log\""
+    echo "max_size = 1073741824"
+    if [ "$name" = outputs ]; then
+      printf '\n[http]\nlisten = "127.0.0.1:%s"\ntoken = "%s"\n' "$HTTP_PORT" "$TOKEN"
+      printf '\n[mqtt]\nbroker = "mqtt://127.0.0.1:%s"\nclient_id = "systoled-bench"\n' "$MQTT_PORT"
+    fi
+  } > "$WORK/$name/systoled.toml"
+  chmod 600 "$WORK/$name/systoled.toml"
+  "$BIN/systoled" --config "$WORK/$name/systoled.toml" 2> "$WORK/$name/systoled.err" &
+  PIDS+=($!)
+  echo $! > "$WORK/$name/pid"
+done
+
+for name in plain outputs; do
+  bus=$(cat "$WORK/$name/bus.address")
+  for _ in $(seq 600); do
+    streaming=$("$BIN/systole" sensors --bus "$bus" --json 2> /dev/null | python3 -c \
+      'import json,sys; print(sum(1 for s in json.load(sys.stdin) if s.get("state") == "streaming"))' 2> /dev/null \
+      || echo 0)
+    [ "$streaming" = "$SENSORS" ] && break
+    sleep 0.2
+  done
+  "$BIN/systole" start --bus "$bus" --activity running > /dev/null
+done
+
+"$PYTHON" Benchmarks/ingest/outputs.py "$WORK" "$WARMUP" "$MEASURE" "$(cat "$WORK/plain/pid")" \
+  "$(cat "$WORK/outputs/pid")" "$HTTP_PORT" "$TOKEN" "$MQTT_PORT" "$SENSORS" "$RATE" "$JSON" "$CHECK"
