@@ -1,5 +1,5 @@
 """The measured window of `Benchmarks/ingest.sh --outputs`: the clients of the outputs daemon (a live page's event
-stream, a /metrics scrape every 15 s (the interval of Prometheus's own example configuration), an MQTT subscriber on every topic) run from the start; after WARMUP seconds the
+stream, a /metrics scrape at once and every 15 s (the interval of Prometheus's own example configuration), an MQTT subscriber on every topic) run from the start; after WARMUP seconds the
 CPU time of both daemons is read from /proc and their live logs are followed, and after SECONDS again. Prints a
 table (or JSON): each daemon's readings, CPU seconds and µs per reading, and the ratio outputs/plain.
 
@@ -44,12 +44,14 @@ def events():
 
 
 def scrapes():
-    while not stop.wait(15):
+    while True:
         request = urllib.request.Request(f"http://127.0.0.1:{http_port}/metrics",
                                          headers={"Authorization": "Bearer " + token})
         with urllib.request.urlopen(request, timeout=30) as response:
             response.read()
         counts["scrapes"] += 1
+        if stop.wait(15):
+            return
 
 
 def on_message(client, userdata, message):
@@ -95,6 +97,8 @@ else:
         print(f"  systoled {name:8} {daemon['readings']:8} readings  {daemon['cpuSeconds']:7.3f} s CPU  "
               f"{daemon['usPerReading']} µs/reading")
     print(f"  outputs / plain: {result['ratio']} (goal ≤ 1.10)")
-if check == "1" and (not readings["plain"] or not readings["outputs"] or not all(window_counts.values())):
+# The check (the smoke run's) asks each client for something over the whole run: a scrape every 15 s may fall
+# outside a short window.
+if check == "1" and (not readings["plain"] or not readings["outputs"] or not all(counts.values())):
     print("ingest --outputs: a daemon logged no reading or a client received nothing", file=sys.stderr)
     sys.exit(1)

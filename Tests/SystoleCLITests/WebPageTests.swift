@@ -78,7 +78,7 @@ import Testing
             try await request(path, ["--bearer", WebPageTests.token] + options)
         }
 
-        /// Waits until the sensor streams and a workout runs with heart rate.
+        /// Starts a workout with `systole start`, which returns once heart rate arrives.
         func startWorkout() async throws {
             let start = try await systole("start", "--activity", "running")
             try #require(start.status == 0, "start: \(start.standardError)")
