@@ -359,7 +359,7 @@ public actor BlueZSimulator {
     private func tick(_ index: Int, at time: Double) {
         let notification = sensors[index].behaviour.notification(at: time)
         guard !notification.dropped, !sensors[index].behaviour.isOutOfRange(at: time),
-            let path = sensors[index].connectedVia, let device = devices[path],
+            let path = sensors[index].connectedVia, let device = devices[path], !device.disconnecting,
             let gatt = device.gatt, !device.heartRateSessions.isEmpty
         else { return }
         gatt.measurement.setProperties(

@@ -9,6 +9,9 @@ struct SimulatedDevice: Sendable {
     let object: DBusObject
     var connected = false
     var connecting = false
+    /// Disconnect() has taken the GATT client down (ServicesResolved false) and the link is going: as with
+    /// bluetoothd, no notification reaches D-Bus any more.
+    var disconnecting = false
     var pairing = false
     var paired: Bool
     var trusted = false
@@ -252,6 +255,7 @@ extension BlueZSimulator {
         guard device.connected else { throw SimError.notConnected }
         device.object.removeInterface(Self.batteryInterface)
         try? await Task.sleep(for: .milliseconds(50))
+        devices[path]?.disconnecting = true
         setDevice(path, ["ServicesResolved": .boolean(false)])
         let weakSelf = WeakSimulator(self)
         Task { await weakSelf.value?.linkLost(path, byUser: true) }
@@ -263,6 +267,7 @@ extension BlueZSimulator {
         guard let device = devices[path], device.connected else { return }
         device.object.removeInterface(Self.batteryInterface)
         devices[path]?.connected = false
+        devices[path]?.disconnecting = false
         devices[path]?.lastSeen = now
         if byUser { devices[path]?.userDisconnected = true }
         if sensors[device.sensor].connectedVia == path { sensors[device.sensor].connectedVia = nil }

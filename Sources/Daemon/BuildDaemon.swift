@@ -197,6 +197,7 @@ public func buildDaemon(
         sensors: configuration.sensors,
         adapter: configuration.adapter,
         notificationLimit: configuration.notificationLimit,
+        athletes: configuration.athletes,
         logger: logger
     )
     let workouts = WorkoutManager(

@@ -103,11 +103,13 @@ final class LiveLogFile: @unchecked Sendable {
 
 /// How a live-log line is written.
 enum LiveLogLine {
-    /// `2026-11-22T07:45:12.345Z A0:9E:1A:12:34:56 bpm=142 contact=yes rr=412,398 energy=123kJ state=running
-    /// elapsed=00:23:10`. In duration-only mode, or without a heart rate, the metrics are left out (never 0 bpm).
+    /// `2026-11-22T07:45:12.345Z A0:9E:1A:12:34:56 bpm=142 contact=yes rr=412,398 energy=123kJ athlete=Ana
+    /// state=running elapsed=00:23:10`. In duration-only mode, or without a heart rate, the metrics are left out
+    /// (never 0 bpm). An athlete's name with a space is quoted (`athlete="Ana Lima"`); names hold no quotes.
     static func text(
         date: Date,
         reading: HeartRateReading?,
+        athlete: String? = nil,
         snapshot: WorkoutSnapshot,
         privacy: DaemonConfiguration.Privacy
     ) -> String {
@@ -134,6 +136,12 @@ enum LiveLogLine {
                 line.append("kJ")
             }
         }
+        if let athlete {
+            let quoted = athlete.contains(" ")
+            line.append(quoted ? " athlete=\"" : " athlete=")
+            line.append(athlete)
+            if quoted { line.append("\"") }
+        }
         line.append(" state=")
         line.append(snapshot.stateName)
         if snapshot.workoutID != nil {
@@ -144,14 +152,17 @@ enum LiveLogLine {
     }
 
     /// The same as one JSON object: `time`, `state`, `elapsed` (seconds, with a workout), and in full mode
-    /// `sensor`, `bpm` (absent without a heart rate), `contact` (true/false/null), `rr` (ms), `energy` (kJ or null).
+    /// `sensor`, `bpm` (absent without a heart rate), `contact` (true/false/null), `rr` (ms), `energy` (kJ or null);
+    /// `athlete` when the sensor's athlete is named.
     static func json(
         date: Date,
         reading: HeartRateReading?,
+        athlete: String? = nil,
         snapshot: WorkoutSnapshot,
         privacy: DaemonConfiguration.Privacy
     ) -> String {
         var object: [String: Any] = ["time": timestamp(date), "state": snapshot.stateName]
+        if let athlete { object["athlete"] = athlete }
         if snapshot.workoutID != nil { object["elapsed"] = (snapshot.elapsed * 1000).rounded() / 1000 }
         if privacy == .full, let reading {
             let m = reading.measurement

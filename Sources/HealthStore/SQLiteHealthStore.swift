@@ -497,20 +497,27 @@ public final class SQLiteHealthStore: HealthStore {
     public func saveJournal(_ journal: WorkoutJournal) async throws {
         let text = try Coding.encode(journal)
         try await write("recording the workout in progress") { db in
-            try db.execute(sql: "INSERT OR REPLACE INTO journal (id, body) VALUES (1, ?)", arguments: [text])
+            // An upsert keeps the row's id, so sessions load in the order they were first recorded.
+            try db.execute(
+                sql: """
+                    INSERT INTO sessionJournal (sessionID, body) VALUES (?, ?)
+                    ON CONFLICT (sessionID) DO UPDATE SET body = excluded.body
+                    """,
+                arguments: [journal.sessionID.uuidString, text]
+            )
         }
     }
 
-    public func loadJournal() async throws -> WorkoutJournal? {
-        let text = try await read("reading the workout in progress") { db in
-            try String.fetchOne(db, sql: "SELECT body FROM journal WHERE id = 1")
+    public func loadJournals() async throws -> [WorkoutJournal] {
+        let texts = try await read("reading the workouts in progress") { db in
+            try String.fetchAll(db, sql: "SELECT body FROM sessionJournal ORDER BY id")
         }
-        return try text.map { try Coding.decode(WorkoutJournal.self, $0) }
+        return try texts.map { try Coding.decode(WorkoutJournal.self, $0) }
     }
 
-    public func clearJournal() async throws {
+    public func clearJournal(sessionID: UUID) async throws {
         try await write("clearing the workout in progress") { db in
-            try db.execute(sql: "DELETE FROM journal")
+            try db.execute(sql: "DELETE FROM sessionJournal WHERE sessionID = ?", arguments: [sessionID.uuidString])
         }
     }
 

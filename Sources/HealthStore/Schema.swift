@@ -150,6 +150,22 @@ enum Schema {
                 sql: "CREATE TABLE inbox (id INTEGER PRIMARY KEY, workoutID BLOB, samples BLOB NOT NULL)"
             )
         }
+        migrator.registerMigration("v8-session-journals") { db in
+            // One journal per session in progress (a team session runs one per athlete), in the order first
+            // recorded; the single journal of earlier files becomes the first.
+            try db.execute(
+                sql: """
+                    CREATE TABLE sessionJournal (
+                        id INTEGER PRIMARY KEY,
+                        sessionID TEXT NOT NULL UNIQUE,
+                        body TEXT NOT NULL
+                    );
+                    INSERT INTO sessionJournal (sessionID, body)
+                        SELECT json_extract(body, '$.sessionID'), body FROM journal;
+                    DROP TABLE journal;
+                    """
+            )
+        }
         return migrator
     }
 }

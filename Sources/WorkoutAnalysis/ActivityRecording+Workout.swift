@@ -13,6 +13,11 @@ extension ActivityRecording {
     /// Workout metadata: whether a sensor reports skin contact (its Heart Rate Measurement's contact bits).
     public static func reportsContactKey(_ address: String) -> String { "systole.reportsContact.\(address)" }
 
+    /// Workout metadata: the athlete the workout records (`[athletes]` in systoled.toml).
+    public static let athleteKey = "systole.athlete"
+    /// Workout metadata: the team session the workout is part of (a UUID, the same on every athlete's workout).
+    public static let teamSessionKey = "systole.teamSession"
+
     /// Workout metadata: a sensor's battery level in percent when the workout ended.
     public static func batteryKey(_ address: String) -> String { "systole.battery.\(address)" }
 
@@ -27,6 +32,7 @@ extension ActivityRecording {
             end: max(workout.startDate, workout.endDate)
         )
         recording.pauses = Self.pauses(workout)
+        if case .string(let athlete)? = workout.metadata[Self.athleteKey] { recording.athlete = athlete }
         recording.laps = workout.events.filter { $0.type == .lap }.sorted { $0.startDate < $1.startDate }.map {
             DateInterval(start: $0.startDate, end: max($0.startDate, $0.endDate))
         }

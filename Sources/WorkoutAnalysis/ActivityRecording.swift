@@ -79,6 +79,8 @@ public struct ActivityRecording: Sendable, Equatable {
     }
 
     public var id: UUID
+    /// Who it records, when the sensor's athlete is named.
+    public var athlete: String?
     public var activity: WorkoutActivityType
     public var start: Date
     public var end: Date
@@ -116,9 +118,11 @@ public struct ActivityRecording: Sendable, Equatable {
         energy: Energy? = nil,
         sensors: [Sensor] = [],
         reportsContact: Bool? = nil,
-        contactLost: [DateInterval] = []
+        contactLost: [DateInterval] = [],
+        athlete: String? = nil
     ) {
         self.id = id
+        self.athlete = athlete
         self.activity = activity
         self.start = start
         self.end = end

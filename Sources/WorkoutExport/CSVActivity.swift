@@ -28,12 +28,16 @@ import WorkoutAnalysis
 ///   control characters other than tab and line breaks become U+FFFD, and a field that starts like a spreadsheet
 ///   formula (`=`, `+`, `-`, `@`, tab, CR) gets a leading `'` (OWASP's advice against CSV injection; spreadsheets
 ///   show the text, other readers see the `'`).
+/// - `athlete`: who the workout records (systoled's `[athletes]`), the same on every row, so the files of a team
+///   session can be put together; empty when no athlete is named. Neutralised as marker texts are.
 ///
 /// Readings taken while paused are rows like any other (their `elapsed_s` stands still); a recording without
 /// readings is the header alone, so its beats and markers are only in the other exports.
 public enum CSVActivityFile {
     /// The header row's column names.
-    public static let header = ["time", "elapsed_s", "bpm", "contact", "rr_ms", "energy_kj", "lap", "marker"]
+    public static let header = [
+        "time", "elapsed_s", "bpm", "contact", "rr_ms", "energy_kj", "lap", "marker", "athlete",
+    ]
 
     /// How far from a reading an energy measurement may be and still be written in its row.
     static let energyTolerance: TimeInterval = 0.5
@@ -70,12 +74,13 @@ public enum CSVActivityFile {
         }
 
         let contact = recording.reportsContact.map { $0 ? "yes" : "unsupported" } ?? ""
+        let athlete = recording.athlete.map(CSVField.neutralised) ?? ""
         // Rows of lost contact go in time order among the readings' (before a reading at the same moment).
         var lost = recording.contactLost.map(\.start).sorted()[...]
         func lostRow(_ date: Date) -> String {
             let fields = [
                 time.text(date), DecimalText.fixed(recording.elapsed(at: date), decimals: 3) ?? "", "", "no", "", "",
-                layout.lap(at: date).map { String($0 + 1) } ?? "", "",
+                layout.lap(at: date).map { String($0 + 1) } ?? "", "", athlete,
             ]
             return fields.map(CSVField.quoted).joined(separator: ",") + "\r\n"
         }
@@ -95,6 +100,7 @@ public enum CSVActivityFile {
                 energy[index].flatMap { DecimalText.trimmed($0, maxDecimals: 3) } ?? "",
                 layout.lap(at: reading.date).map { String($0 + 1) } ?? "",
                 markers[index].isEmpty ? "" : CSVField.neutralised(markers[index].joined(separator: "; ")),
+                athlete,
             ]
             csv += fields.map(CSVField.quoted).joined(separator: ",") + "\r\n"
         }

@@ -25,6 +25,7 @@ public enum FITActivityFile {
     // Message numbers, field numbers and enum values from the FIT SDK profile (21.218).
     private enum Message {
         static let fileID: UInt16 = 0
+        static let userProfile: UInt16 = 3
         static let session: UInt16 = 18
         static let lap: UInt16 = 19
         static let record: UInt16 = 20
@@ -57,6 +58,13 @@ public enum FITActivityFile {
                 (Field(number: 8, type: .string, count: 8), FITWriter.stringValues("systole", count: 8)),
             ]
         )
+        // user_profile: the athlete's name as friendly_name, when one is named.
+        if let athlete = recording.athlete {
+            writer.message(
+                Message.userProfile,
+                [(Field(number: 0, type: .string, count: 64), FITWriter.stringValues(athlete, count: 64))]
+            )
+        }
         for (index, sensor) in recording.sensors.enumerated() {
             let battery = sensor.batteryPercent.map { UInt64(max(0, min(100, $0))) } ?? 0xFF
             writer.message(

@@ -25,6 +25,8 @@ import WorkoutKit
 /// Heart rates are whole beats per minute, 1 to 255 (the schema's `positiveByte`): a reading that does not round
 /// into that range is no heart rate a strap measured (0 means "none", and no heart beats 256 times a minute), and
 /// is left out. Times are UTC to the millisecond (``UTCTime``). Every text from users goes through ``XMLText``.
+/// - The activity's `Notes`: `Athlete: ` and the athlete's name, when the workout has one.
+///
 /// No `Creator` or `Author`: the schema's `Device_t` needs a unit id, product id and version systole's sensors do
 /// not have, and its `Application_t` a Garmin part number, and a made-up one would be worse than none.
 public enum TCXActivityFile {
@@ -118,6 +120,9 @@ public enum TCXActivityFile {
                 xml += "        <Notes>\(XMLText.escaped(notes[index].joined(separator: "\n")))</Notes>\n"
             }
             xml += "      </Lap>\n"
+        }
+        if let athlete = recording.athlete {
+            xml += "      <Notes>Athlete: \(XMLText.escaped(athlete))</Notes>\n"
         }
         xml += """
                 </Activity>

@@ -14,12 +14,13 @@ public protocol HealthStore: Sendable {
     /// The samples of a workout, oldest first (used to rebuild the builder's statistics after a crash, or when a
     /// pause or the end is set before samples it already has).
     func samples(ofWorkout id: UUID) async throws -> [Sample]
-    /// Records the state of the workout in progress; replaces the previous record.
+    /// Records the state of a workout session in progress; replaces that session's previous record (sessions
+    /// are told apart by `sessionID`: a team session runs one per athlete).
     func saveJournal(_ journal: WorkoutJournal) async throws
-    /// The state of the workout that was in progress, if any.
-    func loadJournal() async throws -> WorkoutJournal?
-    /// Forgets the workout in progress (it ended or was discarded).
-    func clearJournal() async throws
+    /// The states of the sessions that were in progress, in the order they were first recorded.
+    func loadJournals() async throws -> [WorkoutJournal]
+    /// Forgets a session in progress (it ended or was discarded).
+    func clearJournal(sessionID: UUID) async throws
     /// Returns once everything saved so far is durable and readable.
     func flush() async throws
 }
@@ -27,6 +28,11 @@ public protocol HealthStore: Sendable {
 extension HealthStore {
     /// A store that makes each save durable and readable before it returns has nothing to flush.
     public func flush() async throws {}
+
+    /// The state of the first session that was in progress, if any.
+    public func loadJournal() async throws -> WorkoutJournal? {
+        try await loadJournals().first
+    }
 }
 
 /// Everything needed to bring a workout in progress back after a crash: written on every change.
@@ -80,7 +86,8 @@ public struct WorkoutJournal: Hashable, Sendable, Codable {
 public actor InMemoryHealthStore: HealthStore {
     public private(set) var samples: [(sample: Sample, workoutID: UUID?)] = []
     public private(set) var workouts: [Workout] = []
-    public private(set) var journal: WorkoutJournal?
+    /// The sessions in progress, in the order they were first recorded.
+    public private(set) var journals: [WorkoutJournal] = []
 
     public init() {}
 
@@ -97,7 +104,13 @@ public actor InMemoryHealthStore: HealthStore {
         samples.filter { $0.workoutID == id }.map(\.sample).sorted { $0.startDate < $1.startDate }
     }
 
-    public func saveJournal(_ journal: WorkoutJournal) { self.journal = journal }
-    public func loadJournal() -> WorkoutJournal? { journal }
-    public func clearJournal() { journal = nil }
+    public func saveJournal(_ journal: WorkoutJournal) {
+        if let index = journals.firstIndex(where: { $0.sessionID == journal.sessionID }) {
+            journals[index] = journal
+        } else {
+            journals.append(journal)
+        }
+    }
+    public func loadJournals() -> [WorkoutJournal] { journals }
+    public func clearJournal(sessionID: UUID) { journals.removeAll { $0.sessionID == sessionID } }
 }

@@ -147,7 +147,7 @@ public actor WorkoutSession {
         )
         do {
             if await builder.isFinished {
-                try await store.clearJournal()
+                try await store.clearJournal(sessionID: id)
             } else {
                 try await store.saveJournal(journal)
             }
@@ -158,12 +158,33 @@ public actor WorkoutSession {
 
     /// The session that was in progress when the process stopped, in its previous state, with its builder
     /// restored (statistics recomputed from the stored samples). Nil when none was. As with HealthKit, the
-    /// caller re-attaches a data source; the time the process was down is not data.
+    /// caller re-attaches a data source; the time the process was down is not data. With several sessions in
+    /// progress (a team session), the first; ``recoverActiveWorkoutSessions(store:clock:)`` brings back all.
     public static func recoverActiveWorkoutSession(
         store: any HealthStore,
         clock: any WorkoutClock = SystemWorkoutClock()
     ) async throws -> WorkoutSession? {
-        guard let journal = try await store.loadJournal() else { return nil }
+        guard let journal = try await store.loadJournals().first else { return nil }
+        return try await recover(journal, store: store, clock: clock)
+    }
+
+    /// Every session that was in progress when the process stopped, in the order they were first recorded.
+    public static func recoverActiveWorkoutSessions(
+        store: any HealthStore,
+        clock: any WorkoutClock = SystemWorkoutClock()
+    ) async throws -> [WorkoutSession] {
+        var sessions: [WorkoutSession] = []
+        for journal in try await store.loadJournals() {
+            sessions.append(try await recover(journal, store: store, clock: clock))
+        }
+        return sessions
+    }
+
+    private static func recover(
+        _ journal: WorkoutJournal,
+        store: any HealthStore,
+        clock: any WorkoutClock
+    ) async throws -> WorkoutSession {
         let builder = LiveWorkoutBuilder(
             workoutID: journal.workoutID,
             configuration: journal.configuration,

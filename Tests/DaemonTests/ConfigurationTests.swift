@@ -90,7 +90,7 @@ import WorkoutKit
             ("[live_log]\nsize = 10", 2, "unknown setting 'size' in [live_log]; known: path, format, max_size"),
             (
                 "[logging]\npath = \"/x\"", 2,
-                "unknown table [logging]; the tables are [live_log], [profile], [http] and [mqtt]"
+                "unknown table [logging]; the tables are [live_log], [profile], [athletes], [http] and [mqtt]"
             ),
             ("[profile]\nage = 7", 2, "profile.age is in years, from 10 to 100"),
             ("[profile]\nage = 40.5", 2, "age must be a whole number, not a number"),
@@ -238,6 +238,44 @@ import WorkoutKit
         ] {
             #expect(error("[mqtt]\n" + text)?.reason.hasPrefix(reason) == true, "\(text)")
         }
+    }
+
+    @Test func athletesMapSensorsToNamesWithinLimits() throws {
+        let c = try configuration(
+            """
+            [athletes]
+            "a0:9e:1a:94:8d:23" = "Ana"
+            "A0:9E:1A:00:00:02" = "Ben Lima"
+            "A0:9E:1A:00:00:03" = "Ana"
+            "A0:9E:1A:00:00:04" = "Zoë O'Neil-Ávila"
+            """
+        )
+        #expect(c.athletes.athlete(wearing: "A0:9E:1A:94:8D:23") == "Ana", "addresses are compared in one case")
+        #expect(c.athletes.athlete(wearing: "A0:9E:1A:00:00:02") == "Ben Lima")
+        #expect(c.athletes.athlete(wearing: "A0:9E:1A:00:00:09") == nil)
+        #expect(c.athletes.names == ["Ana", "Ben Lima", "Zoë O'Neil-Ávila"], "one athlete may wear two sensors")
+        #expect(try configuration("").athletes.isEmpty)
+
+        let long = String(repeating: "a", count: 65)
+        for (text, expected) in [
+            ("\"not-an-address\" = \"Ana\"", "is not a sensor address"),
+            ("\"A0:9E:1A:94:8D:23\" = 3", "must be a name in quotes"),
+            ("\"A0:9E:1A:94:8D:23\" = \"\"", "must be 1 to 64"),
+            ("\"A0:9E:1A:94:8D:23\" = \"\(long)\"", "must be 1 to 64"),
+            ("\"A0:9E:1A:94:8D:23\" = \" Ana\"", "no space first or last"),
+            ("\"A0:9E:1A:94:8D:23\" = \"Ana\\u001b[31m\"", "must be 1 to 64"),
+            ("\"A0:9E:1A:94:8D:23\" = \"<img src=x>\"", "must be 1 to 64"),
+            ("\"A0:9E:1A:94:8D:23\" = \"Ana \\\"B\\\"\"", "must be 1 to 64"),
+            ("\"A0:9E:1A:94:8D:23\" = \"Ana\"\n\"a0:9e:1a:94:8d:23\" = \"Ben\"", "named twice"),
+        ] {
+            let error = self.error("[athletes]\n" + text)
+            #expect(error?.reason.contains(expected) == true, "\(text): \(String(describing: error))")
+            #expect(error?.line ?? 0 >= 2, "\(text)")
+        }
+        let many = (0...DaemonConfiguration.maximumSensors).map {
+            String(format: "\"A0:9E:1A:00:%02X:%02X\" = \"A\"", $0 / 256, $0 % 256)
+        }
+        #expect(error("[athletes]\n" + many.joined(separator: "\n"))?.reason.contains("more than 256") == true)
     }
 
     @Test func aSecretInAFileEveryoneCanReadIsRefused() throws {

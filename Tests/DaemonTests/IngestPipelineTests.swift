@@ -36,8 +36,8 @@ private actor LoggingStore: HealthStore {
     func deleteSamples(ofWorkout id: UUID) async throws { await inner.deleteSamples(ofWorkout: id) }
     func samples(ofWorkout id: UUID) async throws -> [Sample] { await inner.samples(ofWorkout: id) }
     func saveJournal(_ journal: WorkoutJournal) async throws { await inner.saveJournal(journal) }
-    func loadJournal() async throws -> WorkoutJournal? { await inner.loadJournal() }
-    func clearJournal() async throws { await inner.clearJournal() }
+    func loadJournals() async throws -> [WorkoutJournal] { await inner.loadJournals() }
+    func clearJournal(sessionID: UUID) async throws { await inner.clearJournal(sessionID: sessionID) }
 }
 
 /// The pipeline in process: batches published as the bus ticks publish them, a workout manager on a store that logs

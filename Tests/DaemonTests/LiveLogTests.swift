@@ -48,6 +48,38 @@ import WorkoutKit
         #expect(object["elapsed"] as? Double == 1390.4)
     }
 
+    @Test func aLineNamesTheAthleteQuotedWhenTheNameHasASpace() throws {
+        let m = HeartRateMeasurement(heartRate: 142, sensorContact: .detected)
+        let ana = LiveLogLine.text(
+            date: date,
+            reading: try reading(m),
+            athlete: "Ana",
+            snapshot: running,
+            privacy: .full
+        )
+        #expect(
+            ana
+                == "2026-11-22T07:39:25.246Z A0:9E:1A:12:34:56 bpm=142 contact=yes athlete=Ana state=running elapsed=00:23:10"
+        )
+        let ben = LiveLogLine.text(
+            date: date,
+            reading: try reading(m),
+            athlete: "Ben Lima",
+            snapshot: running,
+            privacy: .durationOnly
+        )
+        #expect(ben == "2026-11-22T07:39:25.246Z athlete=\"Ben Lima\" state=running elapsed=00:23:10")
+        let json = LiveLogLine.json(
+            date: date,
+            reading: try reading(m),
+            athlete: "Ben Lima",
+            snapshot: running,
+            privacy: .full
+        )
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        #expect(object["athlete"] as? String == "Ben Lima")
+    }
+
     @Test func withoutContactThereIsNoHeartRateNeverZero() throws {
         let m = HeartRateMeasurement(heartRate: 0, sensorContact: .notDetected)
         let text = LiveLogLine.text(date: date, reading: try reading(m), snapshot: running, privacy: .full)

@@ -149,6 +149,54 @@ func recordWorkout(
         #expect(try await store.loadJournal() == nil)
     }
 
+    @Test func severalSessionsInProgressAreJournaledApartAndAnOldSingleJournalIsKept() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        func journal(_ activity: WorkoutActivityType) -> WorkoutJournal {
+            WorkoutJournal(
+                sessionID: UUID(),
+                workoutID: UUID(),
+                configuration: WorkoutConfiguration(activityType: activity),
+                state: .running,
+                startDate: t0,
+                endDate: nil,
+                lastDate: nil,
+                currentActivity: nil,
+                activities: [],
+                collectionStartDate: t0,
+                collectionEndDate: nil,
+                events: [],
+                metadata: [:]
+            )
+        }
+        // A file as the store wrote it before sessions were journaled apart: one journal row.
+        let old = journal(.rowing)
+        do {
+            let queue = try DatabaseQueue(path: folder.path)
+            try Schema.migrator.migrate(queue, upTo: "v7-inbox")
+            try await queue.write { db in
+                try db.execute(
+                    sql: "INSERT INTO journal (id, body) VALUES (1, ?)",
+                    arguments: [try Coding.encode(old)]
+                )
+            }
+        }
+        let store = try folder.open()
+        #expect(try await store.loadJournals() == [old])
+        var ana = journal(.running)
+        let ben = journal(.running)
+        try await store.saveJournal(ana)
+        try await store.saveJournal(ben)
+        ana.state = .paused
+        try await store.saveJournal(ana)
+        #expect(try await store.loadJournals() == [old, ana, ben], "in the order first recorded, each replaced")
+        try await store.clearJournal(sessionID: old.sessionID)
+        #expect(try await folder.open().loadJournals() == [ana, ben])
+        let sessions = try await WorkoutSession.recoverActiveWorkoutSessions(store: try folder.open())
+        #expect(sessions.map(\.id) == [ana.sessionID, ben.sessionID])
+        #expect(await sessions.first?.state == .paused)
+    }
+
     @Test func aWorkoutInProgressSurvivesReopeningTheStore() async throws {
         let folder = try TemporaryStore()
         defer { folder.remove() }

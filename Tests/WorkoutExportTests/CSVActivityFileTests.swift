@@ -30,21 +30,30 @@ import WorkoutAnalysis
     }
 
     @Test func pythonsCSVReaderReadsOneRowPerReadingWithBeatsEnergyLapsAndMarkers() async throws {
-        let recording = ExportFixture.recording()
+        var recording = ExportFixture.recording()
+        // An athlete's name a spreadsheet would take for a formula.
+        recording.athlete = "-Zoë O'Neil"
         var checked = try await ExportFixture.check(
             "check_csv.py",
             [CSVActivityFile.encode(recording)],
             as: Checked.self
         )
-        #expect(checked.header == ["time", "elapsed_s", "bpm", "contact", "rr_ms", "energy_kj", "lap", "marker"])
+        #expect(
+            checked.header == ["time", "elapsed_s", "bpm", "contact", "rr_ms", "energy_kj", "lap", "marker", "athlete"]
+        )
         #expect(checked.rewrittenEqual, "CRLF after every row, quotes exactly where RFC 4180 needs them")
-        #expect(checked.widths == [8])
+        #expect(checked.widths == [9])
+        #expect(checked.rows.allSatisfy { $0.last == "'-Zoë O'Neil" }, "every row names the athlete, neutralised")
         let seconds = (0..<1200).filter { !ExportFixture.missing.contains($0) }
         // One row says contact was lost, at its moment, between the readings of 699 and 705 s.
         let lostIndex = try #require(checked.rows.firstIndex { $0[3] == "no" })
         #expect(checked.rows.filter { $0[3] == "no" }.count == 1)
         #expect(lostIndex == seconds.firstIndex(of: 705))
-        #expect(checked.rows[lostIndex] == [checked.rows[lostIndex][0], "579.500", "", "no", "", "", "2", ""])
+        #expect(
+            checked.rows[lostIndex] == [
+                checked.rows[lostIndex][0], "579.500", "", "no", "", "", "2", "", "'-Zoë O'Neil",
+            ]
+        )
         #expect(abs(checked.times[lostIndex] - ExportFixture.at(699.5).timeIntervalSince1970) < 0.0005)
         checked.rows.remove(at: lostIndex)
         checked.times.remove(at: lostIndex)

@@ -102,5 +102,17 @@ import WorkoutKit
         #expect(events.map { $0.first ?? "" } == ["timer", "user_marker", "timer", "timer", "timer"])
         #expect(decoded["garmin_battery"] as? [Int] == [80])
         #expect(decoded["garmin_manufacturers"] as? [String] == ["polar_electro"])
+        #expect(decoded["garmin_athletes"] as? [String] == [], "no user_profile without an athlete")
+    }
+
+    @Test func theAthleteIsTheUserProfilesFriendlyName() async throws {
+        var recording = Self.recording()
+        recording.athlete = "Zoë O'Neil-Ávila"
+        let decoded = try await Self.decode(FITActivityFile.encode(recording))
+        #expect(decoded["garmin_integrity"] as? Bool == true)
+        #expect((decoded["garmin_errors"] as? [Any])?.isEmpty == true, "\(decoded["garmin_errors"] ?? "")")
+        #expect(decoded["garmin_athletes"] as? [String] == ["Zoë O'Neil-Ávila"])
+        #expect(decoded["fitdecode_athletes"] as? [String] == ["Zoë O'Neil-Ávila"])
+        #expect(decoded["garmin_heart_rates"] as? [Int] == recording.readings.map { Int($0.bpm) })
     }
 }

@@ -14,6 +14,8 @@ import WorkoutAnalysis
         var sport: String
         var id: Double
         var laps: [Lap]
+        /// The activity's notes.
+        var notes: String?
     }
 
     struct Lap: Decodable {
@@ -98,6 +100,16 @@ import WorkoutAnalysis
             abs(($0[0] ?? 0) - ExportFixture.at(451).timeIntervalSince1970) < 0.0005
         }
         #expect(half?[1] == 131)
+    }
+
+    @Test func theAthleteIsInTheActivitysNotesAndTheSchemaStillAcceptsIt() async throws {
+        var recording = ExportFixture.recording()
+        recording.athlete = "Zoë <O'Neil> & co"
+        let checked = try #require(try await Self.check([recording]).first)
+        #expect(checked.errors.isEmpty, "\(checked.errors)")
+        #expect(checked.notes == "Athlete: Zoë <O'Neil> & co")
+        #expect(checked.laps.count == 2)
+        #expect(try #require(try await Self.check([ExportFixture.recording()]).first).notes == nil)
     }
 
     @Test func aRecordingWithNothingButItsTimesIsValidToo() async throws {

@@ -39,6 +39,7 @@ for path in sys.argv[2:]:
     activity = activities[0]
     result["sport"] = activity.get("Sport")
     result["id"] = seconds(value(activity, "t:Id"))
+    result["notes"] = value(activity, "t:Notes")
     laps = []
     for lap in activity.findall("t:Lap", NS):
         calories = value(lap, "t:Calories")

@@ -1,6 +1,6 @@
 """decode_fit.py FILE: decodes a FIT file with Garmin's own decoder (garmin-fit-sdk, integrity check on) and with
 fitdecode, and prints one JSON object: each decoder's errors, heart rates, RR intervals (hrv, seconds) and the
-session, so the Swift test can compare them with what it encoded."""
+session and the athlete (user_profile's friendly_name), so the Swift test can compare them with what it encoded."""
 import json, sys
 
 import fitdecode
@@ -24,14 +24,17 @@ out["garmin_events"] = [(m.get("event"), m.get("event_type")) for m in messages.
 out["garmin_laps"] = len(messages.get("lap_mesgs", []))
 out["garmin_battery"] = [m.get("battery_level") for m in messages.get("device_info_mesgs", [])]
 out["garmin_manufacturers"] = [m.get("manufacturer") for m in messages.get("device_info_mesgs", [])]
+out["garmin_athletes"] = [m.get("friendly_name") for m in messages.get("user_profile_mesgs", [])]
 
-heart_rates, hrv, fit_errors = [], [], []
+heart_rates, hrv, athletes, fit_errors = [], [], [], []
 try:
     with fitdecode.FitReader(path, check_crc=fitdecode.CrcCheck.RAISE) as reader:
         for frame in reader:
             if frame.frame_type == fitdecode.FIT_FRAME_DATA:
                 if frame.name == "record":
                     heart_rates.append(frame.get_value("heart_rate"))
+                elif frame.name == "user_profile":
+                    athletes.append(frame.get_value("friendly_name"))
                 elif frame.name == "hrv":
                     times = frame.get_value("time")
                     hrv.append([t for t in (times if isinstance(times, (list, tuple)) else [times]) if t is not None])
@@ -40,4 +43,5 @@ except Exception as error:
 out["fitdecode_errors"] = fit_errors
 out["fitdecode_heart_rates"] = heart_rates
 out["fitdecode_hrv"] = hrv
+out["fitdecode_athletes"] = athletes
 print(json.dumps(out))

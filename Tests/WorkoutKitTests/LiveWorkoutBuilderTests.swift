@@ -136,7 +136,7 @@ import Testing
         #expect(workout.statistics(for: .heartRate)?.averageQuantity() == Quantity(130, .countPerMinute))
         #expect(await store.workouts == [workout])
         #expect(await store.samples(ofWorkout: workout.id).count == 1)
-        #expect(await store.journal == nil, "a finished workout leaves nothing to recover")
+        #expect(await store.journals.isEmpty, "a finished workout leaves nothing to recover")
         await #expect(throws: LiveWorkoutBuilderError.finished) { _ = try await builder.finishWorkout() }
     }
 
@@ -149,7 +149,7 @@ import Testing
         try await builder.discardWorkout()
         #expect(await store.samples.isEmpty)
         #expect(await store.workouts.isEmpty)
-        #expect(await store.journal == nil)
+        #expect(await store.journals.isEmpty)
     }
 
     @Test func aCrashedSessionIsRecoveredInItsStateWithItsStatistics() async throws {
@@ -244,6 +244,6 @@ actor JournalFailingStore: HealthStore {
     func deleteSamples(ofWorkout id: UUID) {}
     func samples(ofWorkout id: UUID) -> [Sample] { [] }
     func saveJournal(_ journal: WorkoutJournal) throws { throw Full() }
-    func loadJournal() -> WorkoutJournal? { nil }
-    func clearJournal() throws { throw Full() }
+    func loadJournals() -> [WorkoutJournal] { [] }
+    func clearJournal(sessionID: UUID) throws { throw Full() }
 }

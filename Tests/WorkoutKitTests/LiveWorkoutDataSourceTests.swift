@@ -193,6 +193,6 @@ actor RefusingStore: HealthStore {
     func deleteSamples(ofWorkout id: UUID) async throws { await kept.deleteSamples(ofWorkout: id) }
     func samples(ofWorkout id: UUID) async throws -> [Sample] { await kept.samples(ofWorkout: id) }
     func saveJournal(_ journal: WorkoutJournal) async throws { await kept.saveJournal(journal) }
-    func loadJournal() async throws -> WorkoutJournal? { await kept.loadJournal() }
-    func clearJournal() async throws { await kept.clearJournal() }
+    func loadJournals() async throws -> [WorkoutJournal] { await kept.loadJournals() }
+    func clearJournal(sessionID: UUID) async throws { await kept.clearJournal(sessionID: sessionID) }
 }

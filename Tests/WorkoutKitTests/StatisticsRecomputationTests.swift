@@ -200,6 +200,6 @@ actor ReadWatchingStore: HealthStore {
     func saveFinished(_ workout: Workout) async { await base.saveFinished(workout) }
     func deleteSamples(ofWorkout id: UUID) async { await base.deleteSamples(ofWorkout: id) }
     func saveJournal(_ journal: WorkoutJournal) async { await base.saveJournal(journal) }
-    func loadJournal() async -> WorkoutJournal? { await base.loadJournal() }
-    func clearJournal() async { await base.clearJournal() }
+    func loadJournals() async -> [WorkoutJournal] { await base.loadJournals() }
+    func clearJournal(sessionID: UUID) async { await base.clearJournal(sessionID: sessionID) }
 }

@@ -58,6 +58,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var mqtt: MQTTSettings?
     /// Who works out, for zones, training load and the energy estimate (`[profile]`).
     public var profile = AthleteProfile()
+    /// Who wears which sensor (`[athletes]`).
+    public var athletes = Athletes()
 
     /// The default configuration file.
     public static let defaultPath = "/etc/systole/systoled.toml"
@@ -245,15 +247,19 @@ public struct DaemonConfiguration: Sendable, Equatable {
             try applyMQTT(entry)
         case ("profile", _):
             try applyProfile(entry)
+        case ("athletes", _):
+            try applyAthlete(entry)
         case ("", let key):
             throw Reason(
                 "unknown setting '\(key)'; known: \(Self.topLevelKeys.joined(separator: ", ")) and the [live_log], "
-                    + "[profile], [http] and [mqtt] tables"
+                    + "[profile], [athletes], [http] and [mqtt] tables"
             )
         case ("live_log", let key):
             throw Reason("unknown setting '\(key)' in [live_log]; known: \(Self.liveLogKeys.joined(separator: ", "))")
         case (let table, _):
-            throw Reason("unknown table [\(table)]; the tables are [live_log], [profile], [http] and [mqtt]")
+            throw Reason(
+                "unknown table [\(table)]; the tables are [live_log], [profile], [athletes], [http] and [mqtt]"
+            )
         }
     }
 

@@ -52,14 +52,17 @@ enum ExportFormat: String, CaseIterable {
         }
     }
 
-    /// A file name from the workout's start (local time) and activity: `2026-11-24-0730-running.fit`.
+    /// A file name from the workout's start (local time), activity and athlete: `2026-11-24-0730-running.fit`,
+    /// `2026-11-24-0730-running-Ben-Lima.fit`.
     func fileName(for recording: ActivityRecording, timeZone: TimeZone = .current) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: recording.start)
         func two(_ value: Int?) -> String { String(format: "%02d", value ?? 0) }
         let activity = recording.activity.name.lowercased().filter { $0.isLetter || $0.isNumber || $0 == "-" }
+        // A team session's files differ by athlete: the name goes in, as letters, digits and dashes.
+        let athlete = (recording.athlete ?? "").map { $0.isLetter || $0.isNumber ? $0 : "-" }.prefix(64)
         return "\(parts.year ?? 0)-\(two(parts.month))-\(two(parts.day))-\(two(parts.hour))\(two(parts.minute))-"
-            + "\(activity.isEmpty ? "workout" : activity).\(fileExtension)"
+            + "\(activity.isEmpty ? "workout" : activity)\(athlete.isEmpty ? "" : "-" + String(athlete)).\(fileExtension)"
     }
 }

@@ -124,12 +124,14 @@ final class ControlService: Service, Sendable {
             "HeartRate": .propertyMap([:]),
             "Sensors": .array(.propertyMap, []),
             "CurrentWorkout": .propertyMap([:]),
+            "Workouts": .array(.propertyMap, []),
         ]
     }
 
     private func refresh() {
         lastRefresh.set(.now)
-        let snapshot = workouts.currentSnapshot
+        let all = workouts.currentSnapshots
+        let snapshot = all.first ?? .idle
         let latest = workouts.currentLatestReading
         object.setProperties(
             ControlAPI.interface,
@@ -139,6 +141,7 @@ final class ControlService: Service, Sendable {
                 "HeartRate": .propertyMap(heartRate(latest)),
                 "Sensors": .array(.propertyMap, sensors.sensors.map { .propertyMap(Self.values(of: $0)) }),
                 "CurrentWorkout": .propertyMap(Self.values(of: snapshot)),
+                "Workouts": .array(.propertyMap, all.map { .propertyMap(Self.values(of: $0)) }),
             ]
         )
     }
@@ -159,6 +162,7 @@ final class ControlService: Service, Sendable {
         ]
         values["address"] = status.address.map(DBusValue.string)
         values["name"] = status.name.map(DBusValue.string)
+        values["athlete"] = status.athlete.map(DBusValue.string)
         values["manufacturer"] = status.manufacturer.map(DBusValue.string)
         values["battery"] = status.batteryPercent.map { .byte(UInt8(clamping: $0)) }
         values["location"] = status.bodyLocation.map(DBusValue.string)
@@ -186,6 +190,8 @@ final class ControlService: Service, Sendable {
             values["heartRate"] = .propertyMap(Self.values(of: statistics))
         }
         values["storeError"] = snapshot.storeError.map(DBusValue.string)
+        values["athlete"] = snapshot.athlete.map(DBusValue.string)
+        values["teamSession"] = snapshot.teamSessionID.map { .string($0.uuidString) }
         return values
     }
 
@@ -208,7 +214,14 @@ final class ControlService: Service, Sendable {
     static func values(of workout: Workout) -> [String: DBusValue] {
         var statistics: [String: DBusValue] = [:]
         for (type, value) in workout.statistics { statistics[type] = .propertyMap(Self.values(of: value)) }
-        return [
+        var values: [String: DBusValue] = [:]
+        if case .string(let athlete)? = workout.metadata[ActivityRecording.athleteKey] {
+            values["athlete"] = .string(athlete)
+        }
+        if case .string(let team)? = workout.metadata[ActivityRecording.teamSessionKey] {
+            values["teamSession"] = .string(team)
+        }
+        return values.merging([
             "id": .string(workout.id.uuidString),
             "activity": .string(workout.activityType.name),
             "location": .string("\(workout.configuration.locationType)"),
@@ -220,7 +233,7 @@ final class ControlService: Service, Sendable {
             "gaps": .uint32(UInt32(workout.events.filter { $0.metadata[WorkoutManager.gapKey] != nil }.count)),
             "statistics": .propertyMap(statistics),
             "devices": .strings(workout.devices.map { $0.name ?? $0.address ?? "unknown" }),
-        ]
+        ]) { own, _ in own }
     }
 
     // MARK: Methods
@@ -235,6 +248,11 @@ final class ControlService: Service, Sendable {
                     inputs: [("activity", .string), ("location", .string)],
                     outputs: [("workout", .string), ("heartRateAvailable", .boolean)]
                 ) { call throws(DBusError) in try await self.startWorkout(call) },
+                DBusMethod(
+                    "StartTeamSession",
+                    inputs: [("activity", .string), ("location", .string), ("teamSession", .string)],
+                    outputs: [("teamSession", .string), ("workouts", .array(map))]
+                ) { call throws(DBusError) in try await self.startTeamSession(call) },
                 DBusMethod("PauseWorkout") { _ throws(DBusError) in
                     try await Self.command { () throws(WorkoutCommandError) in try await self.workouts.pause() }
                     return []
@@ -244,10 +262,15 @@ final class ControlService: Service, Sendable {
                     return []
                 },
                 DBusMethod("EndWorkout", outputs: [("workout", map)]) { _ throws(DBusError) in
-                    let workout = try await Self.command { () throws(WorkoutCommandError) in
+                    let saved = try await Self.command { () throws(WorkoutCommandError) in
                         try await self.workouts.end()
                     }
-                    return [.propertyMap(Self.values(of: workout))]
+                    // The first workout, as for a workout of one's own; a team session's every workout under "team".
+                    var values = saved.first.map(Self.values(of:)) ?? [:]
+                    if saved.count > 1 || saved.first?.metadata[ActivityRecording.teamSessionKey] != nil {
+                        values["team"] = .array(map, saved.map { .propertyMap(Self.values(of: $0)) })
+                    }
+                    return [.propertyMap(values)]
                 },
                 DBusMethod("CancelWorkout") { _ throws(DBusError) in
                     try await Self.command { () throws(WorkoutCommandError) in try await self.workouts.cancel() }
@@ -320,6 +343,7 @@ final class ControlService: Service, Sendable {
                 DBusProperty("HeartRate", map),
                 DBusProperty("Sensors", .array(map)),
                 DBusProperty("CurrentWorkout", map),
+                DBusProperty("Workouts", .array(map)),
             ]
         )
     }
@@ -350,27 +374,63 @@ final class ControlService: Service, Sendable {
         return text
     }
 
-    private func startWorkout(_ call: DBusMethodCall) async throws(DBusError) -> [DBusValue] {
-        let activityName = try Self.text(call, 0, "an activity")
-        let locationName = try Self.text(call, 1, "a location")
+    /// The activity and location of a start call's first two arguments.
+    private static func configuration(_ call: DBusMethodCall) throws(WorkoutCommandError) -> WorkoutConfiguration {
+        guard let activityName = try? call.argument(0, "an activity").string,
+            let locationName = try? call.argument(1, "a location").string
+        else {
+            throw WorkoutCommandError(.invalidArguments, "\(call.member) expects an activity and a location")
+        }
         guard let activity = WorkoutActivityType(name: activityName) else {
-            throw DBusError(
-                name: ControlAPI.ErrorName.invalidArguments,
-                message: "unknown activity \(activityName.quotedExcerpt()); known: "
+            throw WorkoutCommandError(
+                .invalidArguments,
+                "unknown activity \(activityName.quotedExcerpt()); known: "
                     + WorkoutActivityType.allCases.map(\.name).joined(separator: ", ")
             )
         }
         guard let location = WorkoutSessionLocationType.allCases.first(where: { "\($0)" == locationName }) else {
-            throw DBusError(
-                name: ControlAPI.ErrorName.invalidArguments,
-                message: "unknown location \(locationName.quotedExcerpt()); known: indoor, outdoor, unknown"
+            throw WorkoutCommandError(
+                .invalidArguments,
+                "unknown location \(locationName.quotedExcerpt()); known: indoor, outdoor, unknown"
             )
         }
-        let configuration = WorkoutConfiguration(activityType: activity, locationType: location)
+        return WorkoutConfiguration(activityType: activity, locationType: location)
+    }
+
+    private func startWorkout(_ call: DBusMethodCall) async throws(DBusError) -> [DBusValue] {
         let (id, available) = try await Self.command { () throws(WorkoutCommandError) in
-            try await self.workouts.start(configuration)
+            try await self.workouts.start(try Self.configuration(call))
         }
         return [.string(id.uuidString), .boolean(available)]
+    }
+
+    /// `StartTeamSession`: a workout per athlete whose sensor is connected, under the team session given (a UUID,
+    /// so receivers in other rooms can join it) or a new one (an empty string).
+    private func startTeamSession(_ call: DBusMethodCall) async throws(DBusError) -> [DBusValue] {
+        let text = try Self.text(call, 2, "a team session id or an empty string")
+        var team: UUID?
+        if !text.isEmpty {
+            guard let id = UUID(uuidString: text) else {
+                throw DBusError(
+                    name: ControlAPI.ErrorName.invalidArguments,
+                    message: "\(text.quotedExcerpt()) is not a team session id (a UUID, as 'systole start --team' "
+                        + "printed it)"
+                )
+            }
+            team = id
+        }
+        let started = try await Self.command { () throws(WorkoutCommandError) in
+            try await self.workouts.startTeam(try Self.configuration(call), teamSessionID: team)
+        }
+        return [
+            .string(started.teamSessionID.uuidString),
+            .array(
+                .propertyMap,
+                started.workouts.map {
+                    .propertyMap(["athlete": .string($0.athlete), "id": .string($0.id.uuidString)])
+                }
+            ),
+        ]
     }
 
     private func addSample(_ call: DBusMethodCall) async throws(DBusError) -> [DBusValue] {

@@ -61,8 +61,22 @@ final class LiveLogService: Service, Sendable {
     private func write(_ entries: [(date: Date, reading: DaemonReading?, snapshot: WorkoutSnapshot)]) {
         let lines = entries.map { date, reading, snapshot in
             switch format {
-            case .text: LiveLogLine.text(date: date, reading: reading?.reading, snapshot: snapshot, privacy: privacy)
-            case .json: LiveLogLine.json(date: date, reading: reading?.reading, snapshot: snapshot, privacy: privacy)
+            case .text:
+                LiveLogLine.text(
+                    date: date,
+                    reading: reading?.reading,
+                    athlete: reading?.athlete ?? snapshot.athlete,
+                    snapshot: snapshot,
+                    privacy: privacy
+                )
+            case .json:
+                LiveLogLine.json(
+                    date: date,
+                    reading: reading?.reading,
+                    athlete: reading?.athlete ?? snapshot.athlete,
+                    snapshot: snapshot,
+                    privacy: privacy
+                )
             }
         }
         lastLine.set(.now)

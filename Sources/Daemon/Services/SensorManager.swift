@@ -9,6 +9,8 @@ import Synchronization
 public struct SensorStatus: Sendable, Equatable {
     public var address: String?
     public var name: String?
+    /// Who wears it (`[athletes]`), once its address is known.
+    public var athlete: String?
     public var manufacturer: String?
     /// The connection state, as `HeartRateSensor` reports it ("streaming", "stale", "searching", …).
     public var state: String
@@ -76,6 +78,8 @@ public struct DaemonReading: Sendable {
     public var name: String?
     public var manufacturer: String?
     public var bodyLocation: String?
+    /// Who wears the sensor (`[athletes]`).
+    public var athlete: String?
 }
 
 /// Keeps the configured sensors connected (each a `HeartRateSensor`, which reconnects with backoff and marks
@@ -87,6 +91,7 @@ final class SensorManager: Service, Sendable {
     let statusChanged = Broadcast<Void>()
     private let client: BlueZClient
     private let targets: [SensorTarget]
+    private let athletes: DaemonConfiguration.Athletes
     private let options: HeartRateSensor.Options
     private let statuses: Mutex<[Int: SensorStatus]>
     /// Registered while the daemon runs, but bluetoothd's default agent only while we pair a sensor (see
@@ -106,10 +111,12 @@ final class SensorManager: Service, Sendable {
         sensors: [DaemonConfiguration.Sensor],
         adapter: String?,
         notificationLimit: Double = RadioLimits().notificationsPerSecond,
+        athletes: DaemonConfiguration.Athletes = DaemonConfiguration.Athletes(),
         logger: Logger
     ) {
         self.logger = logger
         self.client = client
+        self.athletes = athletes
         agent = PairingAgent { reason in logger.warning("refused a Bluetooth request: \(reason)") }
         targets = sensors.map { sensor in
             switch sensor {
@@ -132,7 +139,13 @@ final class SensorManager: Service, Sendable {
             Dictionary(
                 uniqueKeysWithValues: targets.enumerated().map { index, target in
                     let address: String? = if case .address(let a) = target { a.description } else { nil }
-                    return (index, SensorStatus(address: address, state: "searching", isConnected: false))
+                    let status = SensorStatus(
+                        address: address,
+                        athlete: athletes.athlete(wearing: address),
+                        state: "searching",
+                        isConnected: false
+                    )
+                    return (index, status)
                 }
             )
         )
@@ -197,6 +210,7 @@ final class SensorManager: Service, Sendable {
                 status.isConnected = state == .streaming || state == .stale
                 if case .disconnected = state { status.contact = nil }
             case .reading(let reading):
+                if status.athlete == nil { status.athlete = athletes.athlete(wearing: reading.sensor.description) }
                 status.address = reading.sensor.description
                 status.lastHeartRate = Int(reading.measurement.heartRate)
                 status.lastReadingDate = reading.receivedDate
@@ -208,6 +222,7 @@ final class SensorManager: Service, Sendable {
                 status.batteryPercent = Int(level.percent)
             case .identified(let address, let name, let manufacturer):
                 status.address = address.description
+                status.athlete = athletes.athlete(wearing: address.description)
                 status.name = name
                 status.manufacturer = manufacturer
             case .malformed:
@@ -229,7 +244,8 @@ final class SensorManager: Service, Sendable {
                     reading: reading,
                     name: status?.name,
                     manufacturer: status?.manufacturer,
-                    bodyLocation: status?.bodyLocation
+                    bodyLocation: status?.bodyLocation,
+                    athlete: status?.athlete
                 )
             )
         }

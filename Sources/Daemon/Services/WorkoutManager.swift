@@ -1,5 +1,4 @@
 import BlueZ
-import ControlAPI
 import Foundation
 import HealthStore
 import HeartRateProfile
@@ -8,66 +7,12 @@ import Synchronization
 import WorkoutAnalysis
 import WorkoutKit
 
-/// Why a workout command was refused; each becomes its own D-Bus error name (``ControlAPI/ErrorName``).
-public struct WorkoutCommandError: Error, Equatable, CustomStringConvertible {
-    public enum Kind: Sendable {
-        /// A workout is already ongoing (HealthKit's intent response "failure: ongoing workout").
-        case ongoingWorkout
-        case noWorkout
-        /// The session cannot make that change from its state (pause while paused, …).
-        case invalidState
-        case invalidArguments
-        /// The store failed (a full disk, say).
-        case store
-
-        /// The D-Bus error name the control API replies with.
-        public var errorName: String {
-            switch self {
-            case .ongoingWorkout: ControlAPI.ErrorName.ongoingWorkout
-            case .noWorkout: ControlAPI.ErrorName.noWorkout
-            case .invalidState: ControlAPI.ErrorName.invalidState
-            case .invalidArguments: ControlAPI.ErrorName.invalidArguments
-            case .store: ControlAPI.ErrorName.store
-            }
-        }
-    }
-
-    public var kind: Kind
-    public var message: String
-
-    init(_ kind: Kind, _ message: String) {
-        self.kind = kind
-        self.message = message
-    }
-
-    public var description: String { message }
-}
-
-/// The workout in progress and how it got there, for the control API, the live log and the systemd status.
-public struct WorkoutSnapshot: Sendable, Equatable {
-    public var state: WorkoutSessionState
-    public var workoutID: UUID?
-    public var activity: WorkoutActivityType?
-    public var location: WorkoutSessionLocationType?
-    public var startDate: Date?
-    /// Seconds worked out, pauses excluded.
-    public var elapsed: Double
-    public var heartRate: Statistics?
-    /// Why the store refuses the workout's readings (a full disk, say), while it does: they are kept in memory
-    /// and saved once it takes them again.
-    public var storeError: String?
-
-    static let idle = WorkoutSnapshot(state: .notStarted, elapsed: 0)
-
-    /// The session's state, or `idle` when there is no workout.
-    public var stateName: String { workoutID == nil ? "idle" : "\(state)" }
-}
-
-/// Runs the workout: one `WorkoutSession` with its `LiveWorkoutBuilder` and `LiveWorkoutDataSource` at a time,
-/// fed batch by batch by ``IngestPipeline`` (``record(_:)``), which first has it recover a workout the daemon was
-/// running when it stopped (``recover()``).
+/// Runs the workouts: one `WorkoutSession` with its `LiveWorkoutBuilder` and `LiveWorkoutDataSource` fed by every
+/// sensor, or, in a team session, one per athlete fed by that athlete's sensors. Fed batch by batch by
+/// ``IngestPipeline`` (``record(_:)``), which first has it recover the workouts the daemon was running when it
+/// stopped (``recover()``). The commands are in WorkoutManager+Commands.swift.
 actor WorkoutManager {
-    private struct Current {
+    struct Current {
         var session: WorkoutSession
         var builder: LiveWorkoutBuilder
         var source: LiveWorkoutDataSource
@@ -75,37 +20,59 @@ actor WorkoutManager {
         /// awaits): until then the workout still shows as prepared, so no reading it did not store shows as
         /// running.
         var collecting: Bool
+        /// Who it records (a label; for a team workout also whose readings it takes).
+        var athlete: String?
+        /// Set on each athlete's workout of a team session: it takes only its athlete's readings.
+        var teamSessionID: UUID?
+
+        var workoutID: UUID { builder.workoutID }
+        /// Whether it takes `reading`: a team workout its athlete's, any other every reading.
+        func takes(_ reading: DaemonReading) -> Bool {
+            teamSessionID == nil || reading.athlete == athlete
+        }
     }
 
-    private let store: any HealthStore
+    /// What a workout keeps watching while readings arrive: its sensors' skin contact, and (for a team workout)
+    /// when its athlete last sent one, so a strap that drops out leaves a marked gap.
+    struct Watch {
+        var contact = ContactWatch()
+        var lastReading: Date?
+    }
+
+    let store: any HealthStore
     /// Every reading of the daemon's sensors, as the sensor manager publishes them: a starting workout watches
     /// them for its first heart rate (the workout itself is fed by ``record(_:)``).
-    private let readings: Broadcast<DaemonReading>
-    /// The sensors as they are now (their battery levels go into a finished workout).
-    private let sensorStatuses: @Sendable () -> [SensorStatus]
-    private let sampleTypes: Set<SampleType>
-    private let clock: any WorkoutClock
+    let readings: Broadcast<DaemonReading>
+    /// The sensors as they are now (their battery levels go into a finished workout; a team session starts a
+    /// workout for each athlete whose sensor is connected).
+    let sensorStatuses: @Sendable () -> [SensorStatus]
+    let sampleTypes: Set<SampleType>
+    let clock: any WorkoutClock
     /// For the energy estimate stored with a workout whose sensors measured none.
-    private let profile: AthleteProfile
-    private var current: Current?
-    private var latest: DaemonReading?
-    /// Fires whenever the workout's state changes (not on every sample), once ``currentSnapshot`` shows the change.
+    let profile: AthleteProfile
+    /// The workouts in progress, in the order they started (a team session's by athlete).
+    var workouts: [Current] = []
+    /// Per workout in progress.
+    var watches: [UUID: Watch] = [:]
+    var latest: DaemonReading?
+    /// Fires whenever a workout's state changes (not on every sample), once ``currentSnapshot`` shows the change.
     nonisolated let changes = Broadcast<Void>()
-    /// The workout as of its last change or batch of readings, and the latest reading: read from any thread without
-    /// waking the workout's.
+    /// The workouts as of their last change or batch of readings, and the latest reading: read from any thread
+    /// without waking the workout's.
     private nonisolated let published = Mutex<Published>(Published())
 
     private struct Published {
-        var snapshot = WorkoutSnapshot.idle
+        var snapshots: [WorkoutSnapshot] = []
         var at = Date.distantPast
         var latest: DaemonReading?
     }
-    /// The workout's sensors' skin contact: when it was lost, and who reports it.
-    private var contact = ContactWatch()
     /// Why the store last refused readings, while it still does: logged once when it starts, not per reading.
-    private var storeRefusal: String?
+    var storeRefusal: String?
 
-    private let logger: Logger
+    /// A team workout whose athlete sent nothing for this long has a gap marked over the silence.
+    static let gapThreshold: TimeInterval = 5
+
+    let logger: Logger
 
     init(
         store: any HealthStore,
@@ -125,57 +92,95 @@ actor WorkoutManager {
         self.clock = clock
     }
 
-    /// Commits everything collected so far; the workout stays journaled, so the next start recovers it.
+    /// Commits everything collected so far; the workouts stay journaled, so the next start recovers them.
     func flush() async {
         try? await store.flush()
     }
 
-    /// Brings back the workout that was in progress when the daemon stopped, and carries on collecting. The time
+    /// Brings back the workouts that were in progress when the daemon stopped, and carries on collecting. The time
     /// the daemon was down has no samples; a marker event records it.
     func recover() async throws {
-        guard let session = try await WorkoutSession.recoverActiveWorkoutSession(store: store, clock: clock) else {
-            return
-        }
-        let builder = session.associatedWorkoutBuilder()
-        let source = LiveWorkoutDataSource(configuration: session.configuration, enabledTypes: sampleTypes)
-        await source.attach(to: builder)
-        // The gap starts at the last sample stored, or at the start when the workout had none yet (a sensor
-        // still out of range): the time down is marked either way.
-        let lastSample = try await store.samples(ofWorkout: builder.workoutID).last?.endDate
-        let started = await builder.startDate
-        let now = clock.now()
-        let state = await session.state
-        if let since = lastSample ?? started, since <= now, state == .running || state == .paused {
-            try? await builder.addWorkoutEvents([
-                WorkoutEvent(
-                    type: .marker,
-                    start: since,
-                    end: now,
-                    metadata: [Self.gapKey: .string("systoled was not running; no samples in this interval")]
+        for session in try await WorkoutSession.recoverActiveWorkoutSessions(store: store, clock: clock) {
+            let builder = session.associatedWorkoutBuilder()
+            let source = LiveWorkoutDataSource(configuration: session.configuration, enabledTypes: sampleTypes)
+            await source.attach(to: builder)
+            // The gap starts at the last sample stored, or at the start when the workout had none yet (a sensor
+            // still out of range): the time down is marked either way.
+            let lastSample = try await store.samples(ofWorkout: builder.workoutID).last?.endDate
+            let started = await builder.startDate
+            let now = clock.now()
+            let state = await session.state
+            if let since = lastSample ?? started, since <= now, state == .running || state == .paused {
+                try? await builder.addWorkoutEvents([
+                    WorkoutEvent(
+                        type: .marker,
+                        start: since,
+                        end: now,
+                        metadata: [Self.gapKey: .string("systoled was not running; no samples in this interval")]
+                    )
+                ])
+            }
+            let metadata = await builder.metadata
+            var athlete: String?
+            var team: UUID?
+            if case .string(let name)? = metadata[ActivityRecording.athleteKey] { athlete = name }
+            if case .string(let text)? = metadata[ActivityRecording.teamSessionKey] { team = UUID(uuidString: text) }
+            workouts.append(
+                Current(
+                    session: session,
+                    builder: builder,
+                    source: source,
+                    collecting: true,
+                    athlete: athlete,
+                    teamSessionID: team
                 )
-            ])
+            )
+            watches[builder.workoutID] = Watch(lastReading: now)
         }
-        current = Current(session: session, builder: builder, source: source, collecting: true)
-        contact = ContactWatch()
         await announce()
     }
 
-    /// The metadata key of the marker event that records a time the daemon was down during a workout.
+    /// The metadata key of the marker event that records a time without samples: the daemon was down, or (in a
+    /// team session) the athlete's sensor sent nothing.
     static let gapKey = "systole.gap"
 
     /// Records a batch of readings (the workout stage of ``IngestPipeline``): during a workout their samples are
     /// committed to the store before this returns, so whatever is shown of them survives a crash. Returns each
-    /// reading with the workout as it was when the reading was recorded.
+    /// reading with the workout as it was when the reading was recorded (for a reading no workout takes, idle).
     func record(_ readings: [DaemonReading]) async -> [RecordedReading] {
         latest = readings.last
-        guard let current else {
+        guard !workouts.isEmpty else {
             storeRefusal = nil
-            publish(.idle)
+            publish([])
             return readings.map { RecordedReading(reading: $0, workout: .idle) }
         }
-        let arrival = await snapshot
+        if workouts.count == 1, workouts[0].teamSessionID == nil {
+            let (shown, now) = await record(readings, into: workouts[0])
+            publish([now])
+            return readings.map { RecordedReading(reading: $0, workout: shown) }
+        }
+        var shown: [String: WorkoutSnapshot] = [:]
+        for current in workouts {
+            let taken = readings.filter(current.takes)
+            guard !taken.isEmpty, let athlete = current.athlete else { continue }
+            shown[athlete] = await record(taken, into: current).shown
+        }
+        await publishAll()
+        return readings.map { reading in
+            RecordedReading(reading: reading, workout: reading.athlete.flatMap { shown[$0] } ?? .idle)
+        }
+    }
+
+    /// Records readings into one workout; returns the workout as the readings' live-log lines show it, and as it
+    /// is now.
+    private func record(
+        _ readings: [DaemonReading],
+        into current: Current
+    ) async -> (shown: WorkoutSnapshot, now: WorkoutSnapshot) {
+        let arrival = await snapshot(of: current)
+        if current.teamSessionID != nil { await watchGaps(readings, of: current) }
         let stored = await current.source.receive(readings.map { (Self.measurement($0.reading), Self.device($0)) })
-        let now = await snapshot
+        let now = await snapshot(of: current)
         let recording = now.state == .running || now.state == .paused
         if !stored, recording {
             let reason = await current.source.lastDeliveryError.map { "\($0)" } ?? "unknown"
@@ -189,22 +194,22 @@ actor WorkoutManager {
             logger.notice("the store takes readings again; those kept in memory are saved")
             storeRefusal = nil
         }
-        if recording { await watchContact(readings, builder: current.builder) }
+        if recording { await watchContact(readings, of: current) }
         var published = now
         published.storeError = storeRefusal
-        publish(published)
         // A line says "running" or "paused" only for a reading the workout stored. One that arrived during the
         // countdown, or as the workout ended, is logged with the state it arrived in.
-        let shown = stored || !recording ? now : arrival
-        return readings.map { RecordedReading(reading: $0, workout: shown) }
+        return (stored || !recording ? published : arrival, published)
     }
 
     /// Records each loss of skin contact that ended with these readings as an event of the workout.
-    private func watchContact(_ readings: [DaemonReading], builder: LiveWorkoutBuilder) async {
+    private func watchContact(_ readings: [DaemonReading], of current: Current) async {
+        let id = current.workoutID
+        guard var watch = watches[id] else { return }
         var ended: [WorkoutEvent] = []
-        let dropped = contact.dropped
+        let dropped = watch.contact.dropped
         for reading in readings {
-            if let event = contact.observe(
+            if let event = watch.contact.observe(
                 address: reading.reading.sensor.description,
                 contact: reading.reading.measurement.sensorContact,
                 at: reading.reading.receivedDate
@@ -212,16 +217,44 @@ actor WorkoutManager {
                 ended.append(event)
             }
         }
-        if dropped == 0, contact.dropped > 0 {
+        if dropped == 0, watch.contact.dropped > 0 {
             logger.warning(
                 "a sensor lost contact \(ContactWatch.maximumEvents) times in this workout; later losses are not kept"
             )
         }
+        // Written back before the await: a command may end the workout meanwhile.
+        if watches[id] != nil { watches[id] = watch }
         guard !ended.isEmpty else { return }
         do {
-            try await builder.addWorkoutEvents(ended)
+            try await current.builder.addWorkoutEvents(ended)
         } catch {
             logger.warning("a loss of contact could not be recorded: \(error)")
+        }
+    }
+
+    /// Marks the silence before these readings as a gap when the athlete's sensors sent nothing for
+    /// ``gapThreshold`` (a strap that dropped out and came back); the workout itself carries on.
+    private func watchGaps(_ readings: [DaemonReading], of current: Current) async {
+        let id = current.workoutID
+        guard let first = readings.first?.reading.receivedDate, let last = readings.last?.reading.receivedDate,
+            var watch = watches[id]
+        else { return }
+        let since = watch.lastReading
+        watch.lastReading = max(last, since ?? last)
+        watches[id] = watch
+        guard let since, first.timeIntervalSince(since) >= Self.gapThreshold else { return }
+        await markGap(from: since, to: first, in: current)
+    }
+
+    /// A marker event over a time the athlete's sensors sent nothing.
+    func markGap(from start: Date, to end: Date, in current: Current) async {
+        let reason = "no readings from \(current.athlete ?? "the athlete")'s sensor in this interval"
+        do {
+            try await current.builder.addWorkoutEvents([
+                WorkoutEvent(type: .marker, start: start, end: end, metadata: [Self.gapKey: .string(reason)])
+            ])
+        } catch {
+            logger.warning("a gap in \(current.athlete ?? "a")'s readings could not be recorded: \(error)")
         }
     }
 
@@ -254,337 +287,78 @@ actor WorkoutManager {
         )
     }
 
-    // MARK: Commands
-
-    /// Prepares (waits up to `prepareTimeout` for a heart rate), starts the activity and begins collection.
-    /// Returns the workout's identifier and whether heart rate was available when it started.
-    func start(
-        _ configuration: WorkoutConfiguration,
-        prepareTimeout: Duration = .seconds(3)
-    ) async throws(WorkoutCommandError) -> (UUID, heartRateAvailable: Bool) {
-        if let current {
-            let state = await current.session.state
-            throw WorkoutCommandError(
-                .ongoingWorkout,
-                "a workout is already ongoing (\(state)); end it with 'systole end' or drop it with 'systole cancel'"
-            )
-        }
-        let session = await WorkoutSession(configuration: configuration, store: store, clock: clock)
-        let builder = session.associatedWorkoutBuilder()
-        let source = LiveWorkoutDataSource(configuration: configuration, enabledTypes: sampleTypes)
-        // Claimed before waiting, so a second start during the countdown is refused too.
-        current = Current(session: session, builder: builder, source: source, collecting: false)
-        contact = ContactWatch()
-        let readings = readings.subscribe(buffering: 8)
-        do {
-            try await session.prepare()
-            await announce()
-            let available = await heartRateArrives(readings, within: prepareTimeout)
-            let start = clock.now()
-            try await session.startActivity(at: start)
-            try await builder.beginCollection(at: start)
-            await source.attach(to: builder)
-            current?.collecting = true
-            await announce()
-            return (builder.workoutID, available)
-        } catch {
-            self.current = nil
-            try? await session.end()
-            await announce()
-            throw WorkoutCommandError(.invalidState, "the workout could not start: \(error)")
-        }
-    }
-
-    /// Whether a reading with a heart rate is recent or arrives within `timeout`.
-    private func heartRateArrives(_ readings: AsyncStream<DaemonReading>, within timeout: Duration) async -> Bool {
-        if let latest, Self.measurement(latest.reading).heartRate != nil,
-            clock.now().timeIntervalSince(latest.reading.receivedDate) < 2
-        {
-            return true
-        }
-        return await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                for await reading in readings where Self.measurement(reading.reading).heartRate != nil {
-                    return true
-                }
-                return false
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
-    }
-
-    func pause() async throws(WorkoutCommandError) {
-        let current = try ongoing()
-        do {
-            try await current.session.pause()
-        } catch {
-            let state = await current.session.state
-            throw WorkoutCommandError(
-                .invalidState,
-                state == .paused
-                    ? "the workout is already paused; resume it with 'systole resume'"
-                    : "only a running workout can be paused (this one is \(state))"
-            )
-        }
-        await announce()
-    }
-
-    func resume() async throws(WorkoutCommandError) {
-        let current = try ongoing()
-        do {
-            try await current.session.resume()
-        } catch {
-            let state = await current.session.state
-            throw WorkoutCommandError(
-                .invalidState,
-                state == .running
-                    ? "the workout is already running; pause it with 'systole pause'"
-                    : "only a paused workout can be resumed (this one is \(state))"
-            )
-        }
-        await announce()
-    }
-
-    /// Stops the activity, ends collection, saves the workout and ends the session.
-    func end() async throws(WorkoutCommandError) -> Workout {
-        let current = try ongoing()
-        let date = clock.now()
-        let workout: Workout
-        do {
-            if await current.session.state != .stopped { try await current.session.stopActivity(at: date) }
-            // Readings a full disk refused are saved now if there is room again.
-            await current.source.savePending()
-            await current.source.stop()
-            if await current.builder.endDate == nil { try await current.builder.endCollection(at: date) }
-            let stillLost = contact.finish(at: date)
-            if !stillLost.isEmpty { try await current.builder.addWorkoutEvents(stillLost) }
-            try await current.builder.addMetadata(contact.metadata)
-            try await closeLastLap(current.builder)
-            try await current.builder.addMetadata(await endMetadata(current.builder))
-            workout = try await current.builder.finishWorkout()
-            try await current.session.end()
-        } catch let error as HealthStoreError {
-            throw WorkoutCommandError(.store, "the workout could not be saved: \(error)")
-        } catch {
-            throw WorkoutCommandError(.invalidState, "cannot end the workout: \(error)")
-        }
-        self.current = nil
-        await announce()
-        return workout
-    }
-
-    /// Drops the workout and its samples and ends the session.
-    func cancel() async throws(WorkoutCommandError) {
-        let current = try ongoing()
-        do {
-            await current.source.stop()
-            try await current.builder.discardWorkout()
-            try await current.session.end()
-        } catch {
-            throw WorkoutCommandError(.invalidState, "cannot cancel the workout: \(error)")
-        }
-        self.current = nil
-        await announce()
-    }
-
-    /// A sample the user adds (water drunk, say), dated now.
-    func addSample(type: QuantityType, quantity: Quantity) async throws(WorkoutCommandError) {
-        let current = try ongoing()
-        guard let limit = UserSampleLimit.limit(for: type) else {
-            throw WorkoutCommandError(
-                .invalidArguments,
-                "\(type.identifier) comes from sensors and cannot be added by hand; known: "
-                    + QuantityType.known.filter { UserSampleLimit.limit(for: $0) != nil }.map(\.identifier).joined(
-                        separator: ", "
-                    )
-            )
-        }
-        let value: Double
-        do {
-            value = try quantity.doubleValue(for: limit.unit)
-        } catch {
-            throw WorkoutCommandError(.invalidArguments, "\(error)")
-        }
-        let total = await current.builder.statistics(for: type)?.sumQuantity()?.value ?? 0
-        if let refusal = limit.refusal(of: value, total: total, type: type) {
-            throw WorkoutCommandError(.invalidArguments, refusal)
-        }
-        let now = clock.now()
-        do {
-            // What the user adds is collected whenever the configuration enables its type.
-            if await !current.source.typesToCollect.contains(.quantity(type)) {
-                try await current.source.enableCollection(for: .quantity(type))
-            }
-            try await current.source.addUserSample(
-                QuantitySample(type: type, quantity: quantity, start: now, end: now)
-            )
-        } catch {
-            throw WorkoutCommandError(.invalidArguments, "\(error)")
-        }
-        await announce()
-    }
-
-    /// Ends the current lap now and starts the next (`systole lap`); returns the lap's number.
-    func lap() async throws(WorkoutCommandError) -> Int {
-        let current = try ongoing()
-        let builder = current.builder
-        guard let start = await builder.startDate, await builder.endDate == nil else {
-            throw WorkoutCommandError(
-                .invalidState,
-                "the workout has not started collecting yet; try again in a moment"
-            )
-        }
-        let laps = await builder.workoutEvents.filter { $0.type == .lap }
-        // Each event is journaled with the workout on every change: a caller looping on lap must not grow it
-        // without end.
-        guard laps.count < MarkerText.maximumPerWorkout else {
-            throw WorkoutCommandError(
-                .invalidArguments,
-                "this workout has \(laps.count) laps, the most one may have; end it and start another"
-            )
-        }
-        let lapStart = laps.map(\.endDate).max() ?? start
-        let now = max(clock.now(), lapStart)
-        do {
-            try await builder.addWorkoutEvents([WorkoutEvent(type: .lap, start: lapStart, end: now)])
-        } catch {
-            throw WorkoutCommandError(.invalidState, "cannot add a lap: \(error)")
-        }
-        await announce()
-        return laps.count + 1
-    }
-
-    /// Sets a marker with `text` now (`systole marker TEXT`).
-    func marker(_ text: String) async throws(WorkoutCommandError) {
-        let current = try ongoing()
-        if let refusal = MarkerText.refusal(of: text) { throw WorkoutCommandError(.invalidArguments, refusal) }
-        let builder = current.builder
-        guard await builder.startDate != nil, await builder.endDate == nil else {
-            throw WorkoutCommandError(
-                .invalidState,
-                "the workout has not started collecting yet; try again in a moment"
-            )
-        }
-        let markers = await builder.workoutEvents.filter { $0.metadata[MarkerText.key] != nil }.count
-        guard markers < MarkerText.maximumPerWorkout else {
-            throw WorkoutCommandError(
-                .invalidArguments,
-                "this workout has \(markers) markers, the most one may have; end it and start another"
-            )
-        }
-        do {
-            try await builder.addWorkoutEvents([
-                WorkoutEvent(type: .marker, start: clock.now(), metadata: [MarkerText.key: .string(text)])
-            ])
-        } catch {
-            throw WorkoutCommandError(.invalidState, "cannot add a marker: \(error)")
-        }
-        await announce()
-    }
-
-    /// With laps taken, the last one runs from the last lap's end to the workout's end (as a watch closes it when
-    /// the workout stops), so the laps cover the workout.
-    private func closeLastLap(_ builder: LiveWorkoutBuilder) async throws {
-        let laps = await builder.workoutEvents.filter { $0.type == .lap }
-        guard let last = laps.map(\.endDate).max(), let end = await builder.endDate, end > last else { return }
-        try await builder.addWorkoutEvents([WorkoutEvent(type: .lap, start: last, end: end)])
-    }
-
-    /// What a finished workout keeps beside its samples: each sensor's battery level as it ended, and, when no
-    /// sensor measured energy, the estimate from heart rate (kept apart from measured energy, and marked so).
-    private func endMetadata(_ builder: LiveWorkoutBuilder) async -> [String: MetadataValue] {
-        var metadata: [String: MetadataValue] = [:]
-        let devices = Set(await builder.collectedDevices.compactMap(\.address))
-        for status in sensorStatuses() {
-            guard let address = status.address, devices.contains(address), let battery = status.batteryPercent else {
-                continue
-            }
-            metadata[ActivityRecording.batteryKey(address)] = .number(Double(battery))
-        }
-        let measured = await builder.statistics(for: .activeEnergyBurned)?.sumQuantity()?.value ?? 0
-        guard measured == 0, EnergyEstimate.unavailableReason(profile) == nil, let start = await builder.startDate,
-            let end = await builder.endDate
-        else { return metadata }
-        let workout = Workout(
-            id: builder.workoutID,
-            configuration: builder.configuration,
-            startDate: start,
-            endDate: end,
-            duration: 0,
-            events: await builder.workoutEvents,
-            activities: [],
-            metadata: [:],
-            statistics: [:],
-            devices: []
-        )
-        // Best effort: a workout ends even when its samples cannot be read back for the estimate.
-        guard let samples = try? await store.samples(ofWorkout: builder.workoutID) else {
-            logger.warning("no energy estimate for workout \(builder.workoutID): its samples could not be read")
-            return metadata
-        }
-        let recording = ActivityRecording(workout: workout, samples: samples)
-        if let kilojoules = EnergyEstimate.kilojoules(recording, profile: profile) {
-            metadata[ActivityRecording.estimatedEnergyKey] = .number((kilojoules * 10).rounded() / 10)
-        }
-        return metadata
-    }
-
-    private func ongoing() throws(WorkoutCommandError) -> Current {
-        guard let current else {
-            throw WorkoutCommandError(.noWorkout, "no workout is ongoing; start one with 'systole start'")
-        }
-        return current
-    }
-
     // MARK: State
 
+    /// The first workout in progress (a team session's first athlete's), or idle.
     var snapshot: WorkoutSnapshot {
         get async {
-            guard let current else { return .idle }
-            let builder = current.builder
-            let state = await current.session.state
-            return WorkoutSnapshot(
-                state: current.collecting || state != .running ? state : .prepared,
-                workoutID: builder.workoutID,
-                activity: current.session.configuration.activityType,
-                location: current.session.configuration.locationType,
-                startDate: await builder.startDate,
-                elapsed: await builder.elapsedTime(at: clock.now()),
-                heartRate: await builder.statistics(for: .heartRate),
-                storeError: storeRefusal
-            )
+            guard let first = workouts.first else { return .idle }
+            return await snapshot(of: first)
         }
     }
 
-    /// The workout as it is now, without a hop to the workout's thread: as of its last change or batch of readings,
-    /// with the elapsed time carried on to now while it runs. What announcers and timers read once a second.
+    /// Every workout in progress, in the order they started.
+    var snapshots: [WorkoutSnapshot] {
+        get async {
+            var all: [WorkoutSnapshot] = []
+            for current in workouts { all.append(await snapshot(of: current)) }
+            return all
+        }
+    }
+
+    func snapshot(of current: Current) async -> WorkoutSnapshot {
+        let builder = current.builder
+        let state = await current.session.state
+        return WorkoutSnapshot(
+            state: current.collecting || state != .running ? state : .prepared,
+            workoutID: builder.workoutID,
+            activity: current.session.configuration.activityType,
+            location: current.session.configuration.locationType,
+            startDate: await builder.startDate,
+            elapsed: await builder.elapsedTime(at: clock.now()),
+            heartRate: await builder.statistics(for: .heartRate),
+            storeError: storeRefusal,
+            athlete: current.athlete,
+            teamSessionID: current.teamSessionID
+        )
+    }
+
+    /// The first workout as it is now, without a hop to the workout's thread: as of its last change or batch of
+    /// readings, with the elapsed time carried on to now while it runs. What announcers and timers read once a
+    /// second.
     nonisolated var currentSnapshot: WorkoutSnapshot {
-        let (snapshot, at) = published.withLock { ($0.snapshot, $0.at) }
-        guard snapshot.state == .running else { return snapshot }
-        var now = snapshot
-        now.elapsed += max(0, clock.now().timeIntervalSince(at))
-        return now
+        currentSnapshots.first ?? .idle
+    }
+
+    /// Every workout in progress as it is now (see ``currentSnapshot``).
+    nonisolated var currentSnapshots: [WorkoutSnapshot] {
+        let (snapshots, at) = published.withLock { ($0.snapshots, $0.at) }
+        let passed = max(0, clock.now().timeIntervalSince(at))
+        return snapshots.map { snapshot in
+            guard snapshot.state == .running else { return snapshot }
+            var now = snapshot
+            now.elapsed += passed
+            return now
+        }
     }
 
     /// The latest reading from any sensor, without a hop to the workout's thread.
     nonisolated var currentLatestReading: DaemonReading? { published.withLock { $0.latest } }
 
-    /// Keeps ``currentSnapshot`` as the workout is now.
-    private func publish(_ snapshot: WorkoutSnapshot) {
+    /// Keeps ``currentSnapshots`` as the workouts are now.
+    private func publish(_ snapshots: [WorkoutSnapshot]) {
         let now = clock.now()
         let latest = latest
-        published.withLock { $0 = Published(snapshot: snapshot, at: now, latest: latest) }
+        published.withLock { $0 = Published(snapshots: snapshots, at: now, latest: latest) }
     }
 
-    /// A change of the workout's state: ``currentSnapshot`` first, then ``changes``.
-    private func announce() async {
-        publish(await snapshot)
+    private func publishAll() async {
+        publish(await snapshots)
+    }
+
+    /// A change of a workout's state: ``currentSnapshot`` first, then ``changes``.
+    func announce() async {
+        await publishAll()
         changes.publish(())
     }
 }

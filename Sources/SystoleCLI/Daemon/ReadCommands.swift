@@ -15,12 +15,14 @@ struct StatusCommand: AsyncParsableCommand {
         let client = try await daemon.connect()
         let state = try await client.property("State").string ?? "?"
         let workout = try await client.property("CurrentWorkout").map
+        let all = try await client.property("Workouts").array ?? []
         let heartRate = try await client.property("HeartRate").map
         let sensors = try await client.property("Sensors").array ?? []
         if json {
             printJSON([
                 "state": state,
                 "workout": DBusValue.propertyMap(workout).jsonObject,
+                "workouts": all.map(\.jsonObject),
                 "heartRate": DBusValue.propertyMap(heartRate).jsonObject,
                 "sensors": sensors.map(\.jsonObject),
             ])
@@ -30,7 +32,12 @@ struct StatusCommand: AsyncParsableCommand {
             print("No workout (start one with 'systole start')")
         } else {
             print("State: \(state)")
-            print("Workout: " + WorkoutText.summary(workout))
+            if let team = workout["teamSession"]?.string {
+                print("Team session \(team): \(all.count) workouts")
+                for member in all.map(\.map) { print("Workout: " + WorkoutText.summary(member)) }
+            } else {
+                print("Workout: " + WorkoutText.summary(workout))
+            }
             if let problem = workout["storeError"]?.string {
                 print("Not saving: \(problem) (readings are kept in memory and saved once the store takes them)")
             }
@@ -67,6 +74,7 @@ struct SensorsCommand: AsyncParsableCommand {
         for sensor in sensors.map(\.map) {
             var parts = [sensor["name"]?.string ?? sensor["address"]?.string ?? "any heart-rate sensor"]
             if let address = sensor["address"]?.string, sensor["name"] != nil { parts.append(address) }
+            if let athlete = sensor["athlete"]?.string { parts.append("worn by \(WorkoutText.printable(athlete))") }
             parts.append(sensor["state"]?.string ?? "?")
             if let battery = sensor["battery"]?.number { parts.append("battery \(WorkoutText.whole(battery))%") }
             if let location = sensor["location"]?.string { parts.append(location) }
@@ -125,10 +133,13 @@ struct WorkoutsCommand: AsyncParsableCommand {
     struct ListWorkouts: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "List finished workouts.")
         @OptionGroup var daemon: ControlOptions
+        @Option(help: "Only this athlete's workouts (a name from the [athletes] table).") var athlete: String?
         @Flag(help: "Print JSON.") var json = false
 
         func run() async throws {
-            let workouts = try await daemon.connect().call("ListWorkouts").first?.array ?? []
+            let workouts = (try await daemon.connect().call("ListWorkouts").first?.array ?? []).filter { workout in
+                athlete == nil || workout.map["athlete"]?.string == athlete
+            }
             if json {
                 printJSON(workouts.map(\.jsonObject))
                 return

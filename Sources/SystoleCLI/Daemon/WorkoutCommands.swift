@@ -12,19 +12,38 @@ let activityNames = [
 struct StartCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "start",
-        abstract: "Start a workout after a 3-second countdown.",
+        abstract: "Start a workout (or, with --team, one per athlete) after a 3-second countdown.",
         discussion: """
             systoled prepares during the countdown: it waits up to 3 seconds for a heart rate from a connected \
             sensor, then starts the workout either way and says whether heart rate is available.
+            With --team, each athlete whose sensor is connected gets a workout of their own, recorded from their \
+            sensors only, all under one team session; pause, resume, lap, marker, end and cancel act on all of them.
             Activities: \(activityNames.joined(separator: ", ")).
             """
     )
 
     @Option(help: "The activity (see above).") var activity = "other"
     @Option(help: "indoor, outdoor or unknown.") var location = "unknown"
+    @Flag(
+        help: "Start a team session: a workout for each athlete (the [athletes] table) whose sensor is connected."
+    )
+    var team = false
+    @Option(
+        name: .customLong("team-session"),
+        help: "With --team: join this team session (its id, as another receiver printed it) instead of a new one."
+    )
+    var teamSession: String?
     @OptionGroup var daemon: ControlOptions
 
     func validate() throws {
+        if let teamSession {
+            guard team else { throw ValidationError("--team-session goes with --team") }
+            guard UUID(uuidString: teamSession) != nil else {
+                throw ValidationError(
+                    "--team-session takes a team session's id, like 1B4E28BA-2FA1-11D2-883F-0016D3CCA427"
+                )
+            }
+        }
         guard activityNames.contains(activity) else {
             throw ValidationError(
                 "unknown activity '\(activity)'; use one of: \(activityNames.joined(separator: ", "))"
@@ -37,7 +56,13 @@ struct StartCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try await daemon.connect()
-        let start = Task { try await client.call("StartWorkout", [.string(activity), .string(location)]) }
+        let (activity, location, team) = (activity, location, team)
+        let session = teamSession ?? ""
+        let start = Task {
+            team
+                ? try await client.call("StartTeamSession", [.string(activity), .string(location), .string(session)])
+                : try await client.call("StartWorkout", [.string(activity), .string(location)])
+        }
         // The countdown runs while systoled prepares; it stops as soon as the workout has started.
         let countdown = Task {
             for second in [3, 2, 1] {
@@ -54,9 +79,20 @@ struct StartCommand: AsyncParsableCommand {
             throw error
         }
         countdown.cancel()
+        print("go!")
+        if team {
+            let workouts = (reply.dropFirst().first?.array ?? []).map(\.map)
+            print(
+                "Started team session \(reply.first?.string ?? "?") (\(activity), \(location)), \(workouts.count) athletes:"
+            )
+            for workout in workouts {
+                let athlete = WorkoutText.printable(workout["athlete"]?.string ?? "?")
+                print("  \(athlete): workout \((workout["id"]?.string ?? "?").prefix(8))")
+            }
+            return
+        }
         let id = reply.first?.string ?? "?"
         let available = reply.dropFirst().first?.bool ?? false
-        print("go!")
         print("Started \(activity) (\(location)), workout \(id.prefix(8))")
         print(
             available
@@ -117,6 +153,9 @@ struct EndCommand: AsyncParsableCommand {
         let workout = reply.first ?? .propertyMap([:])
         if json {
             printJSON(workout.jsonObject)
+        } else if let team = workout.map["team"]?.array {
+            print("Ended the team session: \(team.count) workouts saved")
+            for member in team { print("  " + WorkoutText.summary(member.map)) }
         } else {
             print("Ended: " + WorkoutText.summary(workout.map))
         }

@@ -11,9 +11,11 @@ enum WorkoutText {
         return String(Int(value.rounded()))
     }
 
-    /// `running · 00:23:10 · avg 142 bpm · max 171 bpm · 350 kJ · 500 mL water · 3FF98E27`.
+    /// `running · 00:23:10 · avg 142 bpm · max 171 bpm · 350 kJ · 500 mL water · 3FF98E27`, after the athlete's
+    /// name when the workout has one (`Ana · running · …`).
     static func summary(_ workout: [String: DBusValue]) -> String {
         var parts: [String] = []
+        if let athlete = workout["athlete"]?.string { parts.append(printable(athlete)) }
         parts.append(workout["activity"]?.string ?? "workout")
         parts.append(formatElapsed(workout["duration"]?.number ?? workout["elapsed"]?.number ?? 0))
         let statistics = workout["statistics"]?.map ?? [:]
@@ -28,6 +30,19 @@ enum WorkoutText {
         }
         if let id = workout["id"]?.string { parts.append(String(id.prefix(8))) }
         return parts.joined(separator: " · ")
+    }
+
+    /// Text from elsewhere as the terminal may show it: control characters (escape sequences among them) become
+    /// `?`, and at most 64 characters are kept.
+    static func printable(_ text: String) -> String {
+        let cleaned = String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map {
+                    $0.properties.generalCategory == .control || $0.properties.generalCategory == .format ? "?" : $0
+                }
+            )
+        )
+        return cleaned.count > 64 ? String(cleaned.prefix(63)) + "…" : cleaned
     }
 
     static func date(_ value: DBusValue?) -> String {

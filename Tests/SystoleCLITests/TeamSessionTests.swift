@@ -1,0 +1,171 @@
+import Foundation
+import HeartRateProfile
+import SystoleTestSupport
+import Testing
+
+/// A team session with the real `systoled`, `systole` and `systole-sim`: three straps, two of them named in
+/// `[athletes]`; each athlete's workout holds their own strap's readings only, one strap drops out for a while and
+/// its workout keeps going with the gap marked, and the live log, the status, the exports and the workout list carry
+/// the athlete.
+@Suite struct TeamSessionTests {
+    static let ana = "A0:9E:1A:00:0A:01"
+    static let ben = "A0:9E:1A:00:0A:02"
+    static let stranger = "A0:9E:1A:00:0A:03"
+    /// Each strap sends a steady rate of its own (the simulator adds a few bpm of noise), 40 apart, so a reading's
+    /// rate says whose it is.
+    static let rates = [ana: 101.0, ben: 141.0, stranger: 171.0]
+
+    static let scenario = """
+        {"sensors": [
+          {"model": "polar-h10", "address": "\(ana)", "rate": 2, "profile": {"kind": "steady", "bpm": 101}},
+          {"model": "garmin-hrm", "address": "\(ben)", "rate": 2, "profile": {"kind": "steady", "bpm": 141},
+           "faults": [{"kind": "disconnect", "at": 10, "for": 8}]},
+          {"model": "wahoo-tickr", "address": "\(stranger)", "rate": 2, "profile": {"kind": "steady", "bpm": 171}}
+        ]}
+        """
+
+    static let configuration = """
+        sensors = ["\(ana)", "\(ben)", "\(stranger)"]
+
+        [athletes]
+        "\(ana)" = "Ana"
+        "\(ben)" = "Ben Lima"
+        """
+
+    @Test func eachAthleteGetsAWorkoutOfTheirOwnStrapAndADropOutIsAMarkedGap() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("systoled-team-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Self.configuration.write(
+            to: folder.appendingPathComponent("systoled.toml"),
+            atomically: true,
+            encoding: .utf8
+        )
+        let scenario = folder.appendingPathComponent("scenario.json")
+        try Self.scenario.write(to: scenario, atomically: true, encoding: .utf8)
+        let emitLog = folder.appendingPathComponent("emitted.jsonl").path
+
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        let simulator = try await SimulatorProcess.start(
+            bus: bus,
+            ["--scenario", scenario.path, "--emit-log", emitLog]
+        )
+        defer { simulator.stop() }
+        let daemon = try await DaemonProcess.start(bus: bus, folder: folder)
+        defer { daemon.stopNow() }
+        func systole(_ arguments: String...) async throws -> CommandRunner.Result {
+            try await CommandRunner.run("systole", arguments + ["--bus", bus.address])
+        }
+        func json(_ arguments: String...) async throws -> Any? {
+            let result = try await CommandRunner.run("systole", arguments + ["--json", "--bus", bus.address])
+            #expect(result.status == 0, "\(arguments): \(result.standardError)")
+            return try? JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8))
+        }
+
+        // All three straps stream before the session starts.
+        for _ in 0..<100 {
+            let sensors = try await json("sensors") as? [[String: Any]] ?? []
+            if sensors.filter({ $0["connected"] as? Bool == true }).count == 3 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let sensors = try #require(try await json("sensors") as? [[String: Any]])
+        #expect(sensors.map { $0["athlete"] as? String } == ["Ana", "Ben Lima", nil])
+        let listed = try await systole("sensors")
+        #expect(listed.standardOutput.contains("worn by Ana") && listed.standardOutput.contains("worn by Ben Lima"))
+
+        let started = try await systole("start", "--team", "--activity", "running")
+        #expect(started.status == 0, "\(started.standardError)")
+        #expect(started.standardOutput.contains("2 athletes"), "\(started.standardOutput)")
+        #expect(
+            started.standardOutput.contains("  Ana: workout ")
+                && started.standardOutput.contains("  Ben Lima: workout ")
+        )
+        let again = try await systole("start", "--team")
+        #expect(again.status != 0 && again.standardError.contains("already ongoing"))
+        let water = try await systole("add", "water", "250ml")
+        #expect(water.status != 0 && water.standardError.contains("team session"), "\(water.standardError)")
+
+        let status = try #require(try await json("status") as? [String: Any])
+        let workouts = try #require(status["workouts"] as? [[String: Any]])
+        #expect(workouts.map { $0["athlete"] as? String } == ["Ana", "Ben Lima"])
+        let team = try #require(workouts.first?["teamSession"] as? String)
+        #expect(workouts.allSatisfy { $0["teamSession"] as? String == team && $0["state"] as? String == "running" })
+        let statusText = try await systole("status")
+        #expect(statusText.standardOutput.contains("Team session \(team): 2 workouts"), "\(statusText.standardOutput)")
+        #expect(statusText.standardOutput.contains("Workout: Ana · running"))
+        #expect(statusText.standardOutput.contains("Workout: Ben Lima · running"))
+
+        // Ben's strap goes out of range 10 s after the simulator started, for 8 s; the session runs on until it is
+        // back and has sent again.
+        try await Task.sleep(for: .seconds(4))
+        #expect(try await systole("lap").status == 0)
+        let outage = try simulatorStart(emitLog) + 18
+        var benBack = false
+        for _ in 0..<300 {
+            let back = try Self.emitted(emitLog).filter { $0.sensor == Self.ben && $0.unix > outage }.count
+            if back >= 4 {
+                benBack = true
+                break
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(benBack, "Ben's strap did not come back")
+        try await Task.sleep(for: .seconds(2))
+
+        let ended = try #require(try await json("end") as? [String: Any])
+        let saved = try #require(ended["team"] as? [[String: Any]])
+        #expect(saved.map { $0["athlete"] as? String } == ["Ana", "Ben Lima"])
+        #expect(saved.allSatisfy { $0["teamSession"] as? String == team })
+        #expect(Set(saved.compactMap { $0["start"] as? Double }).count == 1, "one start for the whole team")
+        #expect(Set(saved.compactMap { $0["end"] as? Double }).count == 1, "one end for the whole team")
+
+        // Each workout holds its athlete's strap's readings, all of them, and nobody else's.
+        let emitted = try Self.emitted(emitLog)
+        for workout in saved {
+            let id = try #require(workout["id"] as? String)
+            let address = workout["athlete"] as? String == "Ana" ? Self.ana : Self.ben
+            let start = try #require(workout["start"] as? Double)
+            let end = try #require(workout["end"] as? Double)
+            let csv = try await systole("export", id, "--format", "csv", "--output", "-")
+            #expect(csv.status == 0, "\(csv.standardError)")
+            let rows = csv.standardOutput.split(separator: "\r\n").dropFirst().map {
+                $0.split(separator: ",", omittingEmptySubsequences: false)
+            }
+            #expect(rows.allSatisfy { $0.last.map(String.init) == workout["athlete"] as? String })
+            let bpms = rows.compactMap { Double($0[2]) }
+            let rate = Self.rates[address] ?? 0
+            #expect(bpms.allSatisfy { abs($0 - rate) <= 10 }, "\(workout["athlete"] ?? ""): \(Set(bpms))")
+            // What the strap sent while the workout ran, give or take the batch at each end.
+            let sent = emitted.filter { $0.sensor == address && $0.unix > start + 0.5 && $0.unix < end - 0.5 }.count
+            #expect(bpms.count >= sent && bpms.count <= sent + 4, "\(address): \(bpms.count) stored, \(sent) sent")
+            let shown = try #require(try await json("workouts", "show", id) as? [String: Any])
+            let gaps = shown["gaps"] as? Int ?? -1
+            #expect(gaps == (address == Self.ben ? 1 : 0), "\(workout["athlete"] ?? ""): \(gaps) gaps")
+        }
+
+        let anas = try #require(try await json("workouts", "--athlete", "Ana") as? [[String: Any]])
+        #expect(anas.count == 1 && anas.first?["athlete"] as? String == "Ana")
+        let list = try await systole("workouts")
+        #expect(list.standardOutput.contains("Ana · running") && list.standardOutput.contains("Ben Lima · running"))
+
+        // The live log names each reading's athlete; the stranger's readings are logged, in no workout.
+        let lines = ((try? String(contentsOfFile: daemon.liveLogPath, encoding: .utf8)) ?? "").split(separator: "\n")
+        #expect(lines.contains { $0.contains(Self.ana) && $0.contains("athlete=Ana state=running") })
+        #expect(lines.contains { $0.contains(Self.ben) && $0.contains("athlete=\"Ben Lima\" state=running") })
+        #expect(lines.contains { $0.contains(Self.stranger) && $0.contains(" state=idle") && !$0.contains("athlete=") })
+    }
+
+    /// When the simulator sent its first notification.
+    func simulatorStart(_ emitLog: String) throws -> Double {
+        try Self.emitted(emitLog).map(\.unix).min() ?? 0
+    }
+
+    static func emitted(_ path: String) throws -> [(unix: Double, sensor: String)] {
+        try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").compactMap { line in
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            guard let unix = object?["unix"] as? Double, let sensor = object?["sensor"] as? String else { return nil }
+            return (unix, sensor)
+        }
+    }
+}
