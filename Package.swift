@@ -29,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // MARK: C system libraries (pkg-config), with header-only shims for what Swift cannot import.
@@ -108,6 +110,18 @@ let package = Package(
             ]
         ),
 
+        // MARK: Replication to PostgreSQL (postgres-nio): the central schema, the replicator, and reading the whole.
+        .target(
+            name: "Replication",
+            dependencies: [
+                "HealthStore", "WorkoutKit", "WorkoutAnalysis",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         // MARK: Names of the daemon's D-Bus control API, shared by the daemon and the CLI.
         .target(name: "ControlAPI"),
 
@@ -116,7 +130,7 @@ let package = Package(
             name: "Daemon",
             dependencies: [
                 "BlueZ", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit", "HealthStore", "WorkoutAnalysis",
-                "WorkoutExport", "LiveView", "LiveWeb", "MQTTBridge",
+                "WorkoutExport", "LiveView", "LiveWeb", "MQTTBridge", "Replication",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -184,6 +198,14 @@ let package = Package(
         .testTarget(name: "CDBusTests", dependencies: ["CDBus"]),
         .testTarget(name: "MQTTBridgeTests", dependencies: ["MQTTBridge", "LiveView"]),
         .testTarget(name: "LiveViewTests", dependencies: ["LiveView"]),
+        .testTarget(
+            name: "ReplicationTests",
+            dependencies: [
+                "Replication", "HealthStore", "WorkoutKit", "SystoleTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(name: "WorkoutKitTests", dependencies: ["WorkoutKit"]),
         .testTarget(
             name: "WorkoutExportTests",

@@ -11,6 +11,9 @@
 #   libmosquitto-dev  libmosquitto headers and pkg-config file (CMosquitto: systoled's MQTT client)
 #   mosquitto         the MQTT broker the MQTT tests start on a port of their own (never as a service)
 #   openssl           makes the test CA and certificate of the MQTT TLS test
+#   postgresql-15     the PostgreSQL server the replication tests start in a folder and on a port of their own, as
+#                     user postgres (never the machine's cluster: none is made when this script installs it)
+#   postgresql-client-15  psql, with which those tests read what arrived
 # and then, with scripts/python-tools.sh, the Python venv the export and analysis tests decode and compare with.
 # With --vm, instead, what scripts/real-bluez/vm.sh boots and runs (the real Bluetooth stack in a VM):
 #   qemu-system-x86   the emulator (TCG: no KVM needed)
@@ -26,7 +29,7 @@
 # usage: scripts/install-deps.sh [--vm]
 set -euo pipefail
 packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev pkg-config dbus python3 python3-venv systemd chromium
-  libmosquitto-dev mosquitto openssl)
+  libmosquitto-dev mosquitto openssl postgresql-15 postgresql-client-15)
 if [ "${1:-}" = --vm ]; then
   packages=(qemu-system-x86 linux-image-amd64 busybox-static cpio kmod dbus bluez bluez-test-tools
     bluez-test-scripts python3 python3-dbus python3-gi)
@@ -51,6 +54,11 @@ if [ ${#missing[@]} -gt 0 ]; then
     sudo=(sudo)
   fi
   echo "install-deps: installing ${missing[*]}" >&2
+  # Installing PostgreSQL would make (and on some machines start) a 'main' cluster; the tests start their own.
+  if [[ " ${missing[*]} " == *" postgresql-15 "* ]] && [ ! -e /etc/postgresql-common/createcluster.conf ]; then
+    "${sudo[@]}" mkdir -p /etc/postgresql-common/createcluster.d
+    echo "create_main_cluster = false" | "${sudo[@]}" tee /etc/postgresql-common/createcluster.d/systole.conf >/dev/null
+  fi
   "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 update -qq
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}"
 fi

@@ -7,6 +7,7 @@ import LiveWeb
 import Logging
 import MQTTBridge
 import Metrics
+import Replication
 import ServiceLifecycle
 import WorkoutKit
 
@@ -148,7 +149,8 @@ public func buildDaemon(
         store = try SQLiteHealthStore(
             path: configuration.storePath,
             commitsInPlace: { WorkoutThread.isCurrent },
-            commitObserver: { [commitDuration = metrics.commitDuration] in commitDuration.record(duration: $0) }
+            commitObserver: { [commitDuration = metrics.commitDuration] in commitDuration.record(duration: $0) },
+            keepsChangeLog: configuration.replication != nil
         )
     } catch {
         throw DaemonStartError(description: "\(error)", exitCode: 73)
@@ -214,6 +216,7 @@ public func buildDaemon(
     let web = configuration.http.map { http in
         LiveWebConfiguration(host: http.host, port: http.port, token: http.token ?? makeToken())
     }
+    let replicator = configuration.replication.map { Replicator(settings: $0, store: store, logger: logger) }
     let control = ControlService(
         connection: connection,
         client: client,
@@ -223,7 +226,8 @@ public func buildDaemon(
         adapter: configuration.adapter,
         clock: clock,
         profile: configuration.profile,
-        webPage: web?.pageAddress
+        webPage: web?.pageAddress,
+        replicator: replicator
     )
     do {
         try await control.publish()
@@ -277,6 +281,7 @@ public func buildDaemon(
             "MQTT to \(mqtt.usesTLS ? "mqtts" : "mqtt")://\(mqtt.host):\(mqtt.port) as \(mqtt.clientID), topics \(mqtt.topicPrefix)/…, discovery \(mqtt.discoveryPrefix)/…"
         )
     }
+    if let replicator { outputs.append(replicator) }
     if let web {
         outputs.append(LiveWebServer(configuration: web, source: live, logger: logger))
         logger.info(

@@ -12,10 +12,10 @@ import WorkoutKit
 /// when its inbox row is committed; folding is atomic, so a crash leaves every sample either in the inbox or in its
 /// table, never both (leftovers are folded when the store opens).
 enum Inbox {
-    /// Appends `samples` (of one workout, or none) as one row.
-    static func append(_ samples: [Sample], workoutID: UUID?, _ db: Database) throws {
+    /// Appends samples (of one workout, or none), packed, as one row.
+    static func append(packed: Data, workoutID: UUID?, _ db: Database) throws {
         try db.cachedStatement(sql: "INSERT INTO inbox (workoutID, samples) VALUES (?, ?)")
-            .execute(arguments: [workoutID, pack(samples)])
+            .execute(arguments: [workoutID, packed])
     }
 
     /// Moves everything in the inbox into the sample tables, oldest first.

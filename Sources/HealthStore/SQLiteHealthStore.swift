@@ -12,6 +12,8 @@ public final class SQLiteHealthStore: HealthStore {
     public let path: String
     let pool: DatabasePool
     private let writer: GroupCommitWriter
+    /// Whether changes are logged for a replica (see ChangeLog).
+    public let keepsChangeLog: Bool
 
     /// The calendar that decides which day a workout belongs to (the system's, unless told otherwise).
     public let calendar: Calendar
@@ -26,12 +28,15 @@ public final class SQLiteHealthStore: HealthStore {
     ///   threads other tasks need while a commit waits for the disk.
     /// - Parameter commitObserver: told how long each commit of saved samples took (fsync included), on the
     ///   thread that ran it; systoled's /metrics shows them as a histogram.
+    /// - Parameter keepsChangeLog: whether every change (samples saved, workouts saved and deleted) is also logged,
+    ///   in its own transaction, for a replica to take (``changes(after:limit:sampleLimit:)``).
     public convenience init(
         path: String,
         calendar: Calendar = .current,
         maximumSize: Int? = nil,
         commitsInPlace: @escaping @Sendable () -> Bool = { false },
-        commitObserver: (@Sendable (Duration) -> Void)? = nil
+        commitObserver: (@Sendable (Duration) -> Void)? = nil,
+        keepsChangeLog: Bool = false
     ) throws(HealthStoreError) {
         try self.init(
             path: path,
@@ -39,7 +44,8 @@ public final class SQLiteHealthStore: HealthStore {
             maximumSize: maximumSize,
             commitsInPlace: commitsInPlace,
             commitObserver: commitObserver,
-            throughInbox: true
+            throughInbox: true,
+            keepsChangeLog: keepsChangeLog
         )
     }
 
@@ -52,8 +58,10 @@ public final class SQLiteHealthStore: HealthStore {
         maximumSize: Int?,
         commitsInPlace: @escaping @Sendable () -> Bool = { false },
         commitObserver: (@Sendable (Duration) -> Void)? = nil,
-        throughInbox: Bool
+        throughInbox: Bool,
+        keepsChangeLog: Bool = false
     ) throws(HealthStoreError) {
+        self.keepsChangeLog = keepsChangeLog
         self.path = path
         self.calendar = calendar
         var configuration = Configuration()
@@ -90,7 +98,8 @@ public final class SQLiteHealthStore: HealthStore {
                 checkpointer: try Checkpointer(path: path),
                 commitsInPlace: commitsInPlace,
                 commitObserver: commitObserver,
-                throughInbox: throughInbox
+                throughInbox: throughInbox,
+                logsChanges: keepsChangeLog
             )
         } catch {
             throw HealthStoreError(error, path: path, doing: "opening the store")
@@ -191,7 +200,11 @@ public final class SQLiteHealthStore: HealthStore {
 
     public func deleteSamples(ofWorkout id: UUID) async throws {
         try await writer.flush()
-        try await write("deleting the samples of workout \(id)") { db in try Self.deleteSamples(ofWorkout: id, db) }
+        let logs = keepsChangeLog
+        try await write("deleting the samples of workout \(id)") { db in
+            try Self.deleteSamples(ofWorkout: id, db)
+            if logs { try ChangeLog.append(.samplesDeleted, workoutID: id, db) }
+        }
     }
 
     /// Deletes a finished workout and its samples in one transaction, takes it out of its day's activity summary,
@@ -201,6 +214,7 @@ public final class SQLiteHealthStore: HealthStore {
     public func deleteWorkout(_ id: UUID) async throws -> Bool {
         try await writer.flush()
         let calendar = calendar
+        let logs = keepsChangeLog
         return try await write("deleting workout \(id)") { db in
             guard
                 let row = try Row.fetchOne(
@@ -231,6 +245,7 @@ public final class SQLiteHealthStore: HealthStore {
             )
             try anchors.save(db)
             try db.execute(sql: "DELETE FROM workout WHERE uuid = ?", arguments: [id])
+            if logs { try ChangeLog.append(.workoutDeleted, workoutID: id, db) }
             return true
         }
     }
@@ -406,6 +421,7 @@ public final class SQLiteHealthStore: HealthStore {
             devices: workout.devices
         )
         let text = try Coding.encode(body)
+        let logs = keepsChangeLog
         try await write("saving workout \(workout.id)") { db in
             try db.execute(
                 sql: """
@@ -419,6 +435,7 @@ public final class SQLiteHealthStore: HealthStore {
                 ]
             )
             if summarize { try Self.summary(adding: workout, day: day, db) }
+            if logs { try ChangeLog.append(.workoutSaved, workoutID: workout.id, db) }
         }
     }
 
@@ -546,6 +563,20 @@ public final class SQLiteHealthStore: HealthStore {
         }
     }
 
+    /// A write beside the group commits that the writer's cache may take for its own (the change log's
+    /// bookkeeping touches no table the cache remembers).
+    func writeBesideCommits<T: Sendable>(
+        _ doing: String,
+        _ body: @Sendable @escaping (Database) throws -> T
+    ) async throws(HealthStoreError) -> T {
+        let cache = writer.cache
+        return try await write(doing) { db in
+            let result = try body(db)
+            cache.noteOwnWrites(db)
+            return result
+        }
+    }
+
     func read<T: Sendable>(
         _ doing: String,
         _ body: @Sendable @escaping (Database) throws -> T
@@ -572,7 +603,9 @@ actor GroupCommitWriter {
     /// commit (`nil`) when it is the first of them.
     private var waiters: [CheckedContinuation<Result<Void, any Error>?, Never>] = []
     private var committing = false
-    private let cache = InsertCache()
+    /// Also told of the writes the store makes beside the commits (the change log's acknowledgements), which are
+    /// its own too.
+    let cache = InsertCache()
     var cacheInvalidations: Int { cache.invalidations }
     let checkpointer: Checkpointer
     /// Samples committed to the inbox and not yet folded.
@@ -582,6 +615,8 @@ actor GroupCommitWriter {
 
     /// Whether commits go to the inbox (folded later) or straight into the sample tables.
     private let throughInbox: Bool
+    /// Whether each commit's samples also go to the change log.
+    private let logsChanges: Bool
     /// Whether the current thread may wait for a commit (see ``SQLiteHealthStore/init(path:calendar:maximumSize:commitsInPlace:)``).
     private let commitsInPlace: @Sendable () -> Bool
     /// Told each commit's duration.
@@ -593,8 +628,10 @@ actor GroupCommitWriter {
         checkpointer: Checkpointer,
         commitsInPlace: @escaping @Sendable () -> Bool,
         commitObserver: (@Sendable (Duration) -> Void)? = nil,
-        throughInbox: Bool
+        throughInbox: Bool,
+        logsChanges: Bool = false
     ) {
+        self.logsChanges = logsChanges
         self.commitsInPlace = commitsInPlace
         self.commitObserver = commitObserver
         self.throughInbox = throughInbox
@@ -634,6 +671,7 @@ actor GroupCommitWriter {
             path: path,
             cache: cache,
             throughInbox: throughInbox,
+            logsChanges: logsChanges,
             inPlace: commitsInPlace(),
             observer: commitObserver
         )
@@ -658,6 +696,7 @@ actor GroupCommitWriter {
         path: String,
         cache: InsertCache,
         throughInbox: Bool,
+        logsChanges: Bool,
         inPlace: Bool,
         observer: (@Sendable (Duration) -> Void)?
     ) async -> Result<Void, any Error> {
@@ -673,10 +712,15 @@ actor GroupCommitWriter {
                         samples += batch[index].samples
                         index += 1
                     }
-                    if throughInbox {
-                        try Inbox.append(samples, workoutID: workoutID, db)
+                    // Packed once for the inbox and the change log alike.
+                    let packed = throughInbox || logsChanges ? try Inbox.pack(samples) : nil
+                    if let packed, throughInbox {
+                        try Inbox.append(packed: packed, workoutID: workoutID, db)
                     } else {
                         try SQLiteHealthStore.insert(samples, workoutID: workoutID, cache: cache, db)
+                    }
+                    if let packed, logsChanges {
+                        try ChangeLog.appendSamples(packed, count: samples.count, workoutID: workoutID, db)
                     }
                 }
                 cache.noteOwnWrites(db)

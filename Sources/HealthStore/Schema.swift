@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// The store's tables, created and upgraded by migrations (each runs once, in order, in a transaction).
@@ -165,6 +166,29 @@ enum Schema {
                     DROP TABLE journal;
                     """
             )
+        }
+        migrator.registerMigration("v9-change-log") { db in
+            // What a replica has not taken yet (see ChangeLog), and the store's identity. Written only by a store
+            // opened with keepsChangeLog.
+            try db.execute(
+                sql: """
+                    CREATE TABLE changeLog (
+                        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                        kind INTEGER NOT NULL,
+                        workoutID BLOB,
+                        committed REAL NOT NULL,
+                        sampleCount INTEGER NOT NULL,
+                        samples BLOB
+                    );
+                    CREATE TABLE changeLogState (
+                        id INTEGER PRIMARY KEY CHECK (id = 1),
+                        storeID BLOB NOT NULL,
+                        acknowledged INTEGER NOT NULL DEFAULT 0,
+                        droppedSamples INTEGER NOT NULL DEFAULT 0
+                    );
+                    """
+            )
+            try db.execute(sql: "INSERT INTO changeLogState (id, storeID) VALUES (1, ?)", arguments: [UUID()])
         }
         return migrator
     }

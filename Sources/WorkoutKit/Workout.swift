@@ -1,7 +1,7 @@
 import Foundation
 
 /// A finished workout, as saved by ``LiveWorkoutBuilder/finishWorkout()``.
-public struct Workout: Hashable, Sendable, Identifiable {
+public struct Workout: Hashable, Sendable, Identifiable, Codable {
     public var id: UUID
     public var configuration: WorkoutConfiguration
     public var startDate: Date

@@ -90,7 +90,7 @@ import WorkoutKit
             ("[live_log]\nsize = 10", 2, "unknown setting 'size' in [live_log]; known: path, format, max_size"),
             (
                 "[logging]\npath = \"/x\"", 2,
-                "unknown table [logging]; the tables are [live_log], [profile], [athletes], [http] and [mqtt]"
+                "unknown table [logging]; the tables are [live_log], [profile], [athletes], [http], [mqtt] and [replication]"
             ),
             ("[profile]\nage = 7", 2, "profile.age is in years, from 10 to 100"),
             ("[profile]\nage = 40.5", 2, "age must be a whole number, not a number"),
@@ -278,12 +278,55 @@ import WorkoutKit
         #expect(error("[athletes]\n" + many.joined(separator: "\n"))?.reason.contains("more than 256") == true)
     }
 
+    @Test func theReplicationTableIsReadWithinItsRanges() throws {
+        #expect(try configuration("").replication == nil)
+        let c = try configuration(
+            """
+            [replication]
+            postgres = "postgresql://systole@db.example.org:6543/central?sslmode=verify-full&sslrootcert=/etc/ca.pem"
+            password = "p4ss word"
+            receiver = "room-1.gym"
+            backlog_limit = 100000
+            """
+        )
+        let replication = try #require(c.replication)
+        #expect(replication.host == "db.example.org" && replication.port == 6543 && replication.database == "central")
+        #expect(replication.username == "systole" && replication.password == "p4ss word")
+        #expect(replication.tls == .verifyFull && replication.caFile == "/etc/ca.pem")
+        #expect(replication.receiver == "room-1.gym" && replication.backlogLimit == 100_000)
+        let defaults = try #require(
+            try configuration("[replication]\npostgres = \"postgresql://coach@10.1.2.3\"").replication
+        )
+        #expect(defaults.database == "coach" && defaults.tls == .verifyFull && defaults.password == nil)
+        #expect(!defaults.receiver.isEmpty && defaults.backlogLimit == 5_000_000)
+
+        for (text, expected) in [
+            ("postgres = \"mysql://x@h/d\"", "starts with postgresql://"),
+            ("postgres = \"postgresql://h/d\"", "must name the user"),
+            ("postgres = \"postgresql://u@h/d?sslmode=maybe\"", "sslmode is disable, require or verify-full"),
+            ("postgres = 5", "must be a string"),
+            ("receiver = \"room 1\"", "1 to 64 letters"),
+            ("receiver = \"\"", "1 to 64 letters"),
+            ("backlog_limit = 10", "from 10000 to 1000000000"),
+            ("backlog_limit = \"many\"", "from 10000 to 1000000000"),
+            ("password = \"\"", "1 to 1024"),
+            ("database = \"x\"", "unknown setting 'database' in [replication]"),
+            ("receiver = \"r\"", "postgres is missing"),
+        ] {
+            let error = self.error("[replication]\n" + text)
+            #expect(error?.reason.contains(expected) == true, "\(text): \(String(describing: error))")
+            #expect(error?.line == 2, "\(text)")
+        }
+    }
+
     @Test func aSecretInAFileEveryoneCanReadIsRefused() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("secret-\(UUID()).toml").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         for (text, secret) in [
             ("[mqtt]\nbroker = \"mqtt://h\"\nusername = \"u\"\npassword = \"p\"", "the [mqtt] password"),
             ("[http]\ntoken = \"0123456789abcdef\"", "the [http] token"),
+            ("[replication]\npostgres = \"postgresql://s@h/s\"\npassword = \"p\"", "the [replication] password"),
+            ("[replication]\npostgres = \"postgresql://s:p@h/s\"", "the [replication] password"),
         ] {
             try text.write(toFile: path, atomically: false, encoding: .utf8)
             chmod(path, 0o644)

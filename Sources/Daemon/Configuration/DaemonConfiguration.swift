@@ -3,6 +3,7 @@ import DBus
 import Foundation
 import Glibc
 import MQTTBridge
+import Replication
 import WorkoutAnalysis
 import WorkoutKit
 
@@ -56,6 +57,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var http: HTTP?
     /// The MQTT publisher (`[mqtt]`); nil: off.
     public var mqtt: MQTTSettings?
+    /// Replication to PostgreSQL (`[replication]`); nil: off.
+    public var replication: ReplicationSettings?
     /// Who works out, for zones, training load and the energy estimate (`[profile]`).
     public var profile = AthleteProfile()
     /// Who wears which sensor (`[athletes]`).
@@ -133,11 +136,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
             throw Error(file: path, line: 0, reason: "is not UTF-8 text")
         }
         try configuration.apply(text, file: path)
-        // The token lets whoever has it see heart rate, the password lets them publish as systoled: a file every
-        // local user can read would give them away.
+        // The token lets whoever has it see heart rate, the passwords let them publish as systoled or read every
+        // athlete's workouts: a file every local user can read would give them away.
         let secret =
             configuration.http?.token != nil
-            ? "the [http] token" : configuration.mqtt?.password != nil ? "the [mqtt] password" : nil
+            ? "the [http] token"
+            : configuration.mqtt?.password != nil
+                ? "the [mqtt] password"
+                : configuration.replication?.password != nil ? "the [replication] password" : nil
         if let secret, status.st_mode & S_IFMT == S_IFREG, status.st_mode & S_IROTH != 0 {
             throw Error(
                 file: path,
@@ -166,6 +172,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
         }
         if let problem = httpProblem {
             let line = entries.last { $0.table == "http" }?.line ?? 0
+            throw Error(file: file, line: line, reason: problem)
+        }
+        if let problem = replicationProblem {
+            let line = entries.last { $0.table == "replication" }?.line ?? 0
             throw Error(file: file, line: line, reason: problem)
         }
         if let problem = mqttProblem {
@@ -245,6 +255,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
             try applyHTTP(entry)
         case ("mqtt", _):
             try applyMQTT(entry)
+        case ("replication", _):
+            try applyReplication(entry)
         case ("profile", _):
             try applyProfile(entry)
         case ("athletes", _):
@@ -252,13 +264,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case ("", let key):
             throw Reason(
                 "unknown setting '\(key)'; known: \(Self.topLevelKeys.joined(separator: ", ")) and the [live_log], "
-                    + "[profile], [athletes], [http] and [mqtt] tables"
+                    + "[profile], [athletes], [http], [mqtt] and [replication] tables"
             )
         case ("live_log", let key):
             throw Reason("unknown setting '\(key)' in [live_log]; known: \(Self.liveLogKeys.joined(separator: ", "))")
         case (let table, _):
             throw Reason(
-                "unknown table [\(table)]; the tables are [live_log], [profile], [athletes], [http] and [mqtt]"
+                "unknown table [\(table)]; the tables are [live_log], [profile], [athletes], [http], [mqtt] and "
+                    + "[replication]"
             )
         }
     }

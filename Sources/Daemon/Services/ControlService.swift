@@ -4,6 +4,7 @@ import DBus
 import Foundation
 import HealthStore
 import HeartRateProfile
+import Replication
 import ServiceLifecycle
 import WorkoutAnalysis
 import WorkoutKit
@@ -26,6 +27,8 @@ final class ControlService: Service, Sendable {
     private let profile: AthleteProfile
     /// The web page's address with its token (`systole web`); nil when `[http]` is off.
     private let webPage: String?
+    /// The replicator, when `[replication]` is on.
+    private let replicator: Replicator?
 
     init(
         connection: DBusConnection,
@@ -36,8 +39,10 @@ final class ControlService: Service, Sendable {
         adapter: String?,
         clock: any WorkoutClock,
         profile: AthleteProfile = AthleteProfile(),
-        webPage: String? = nil
+        webPage: String? = nil,
+        replicator: Replicator? = nil
     ) {
+        self.replicator = replicator
         self.profile = profile
         self.webPage = webPage
         self.connection = connection
@@ -195,6 +200,24 @@ final class ControlService: Service, Sendable {
         return values
     }
 
+    static func values(of replicator: Replicator) -> [String: DBusValue] {
+        let status = replicator.status
+        var values: [String: DBusValue] = [
+            "receiver": .string(replicator.settings.receiver),
+            "address": .string(replicator.settings.displayAddress),
+            "connected": .boolean(status.connected),
+            "caughtUp": .boolean(status.caughtUp),
+            "waitingChanges": .uint32(UInt32(clamping: status.waitingChanges)),
+            "waitingSamples": .uint32(UInt32(clamping: status.waitingSamples)),
+            "droppedSamples": .uint32(UInt32(clamping: status.droppedSamples)),
+            "sentChanges": .uint32(UInt32(clamping: status.sentChanges)),
+            "sentSamples": .uint32(UInt32(clamping: status.sentSamples)),
+        ]
+        values["problem"] = status.problem.map(DBusValue.string)
+        values["oldestWaiting"] = status.oldestWaiting.map { .double($0.timeIntervalSince1970) }
+        return values
+    }
+
     static func values(of statistics: Statistics) -> [String: DBusValue] {
         var values: [String: DBusValue] = ["count": .int64(Int64(statistics.readingCount))]
         func add(_ key: String, _ quantity: Quantity?) {
@@ -327,6 +350,16 @@ final class ControlService: Service, Sendable {
                         )
                     }
                     return [.string(webPage)]
+                },
+                DBusMethod("GetReplication", outputs: [("replication", map)]) { _ throws(DBusError) in
+                    guard let replicator = self.replicator else {
+                        throw DBusError(
+                            name: ControlAPI.ErrorName.notFound,
+                            message: "replication is off: add a [replication] table with postgres = "
+                                + "\"postgresql://systole@db.example.org/systole\" to systoled.toml and restart systoled"
+                        )
+                    }
+                    return [.propertyMap(Self.values(of: replicator))]
                 },
                 DBusMethod("GetProfile", outputs: [("profile", map)]) { _ in
                     [.propertyMap(AnalysisValues.values(of: self.profile))]

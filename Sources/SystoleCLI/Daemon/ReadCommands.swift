@@ -18,14 +18,18 @@ struct StatusCommand: AsyncParsableCommand {
         let all = try await client.property("Workouts").array ?? []
         let heartRate = try await client.property("HeartRate").map
         let sensors = try await client.property("Sensors").array ?? []
+        // Off (NotFound) without [replication].
+        let replication = (try? await client.call("GetReplication"))?.first?.map
         if json {
-            printJSON([
+            var object: [String: Any] = [
                 "state": state,
                 "workout": DBusValue.propertyMap(workout).jsonObject,
                 "workouts": all.map(\.jsonObject),
                 "heartRate": DBusValue.propertyMap(heartRate).jsonObject,
                 "sensors": sensors.map(\.jsonObject),
-            ])
+            ]
+            if let replication { object["replication"] = DBusValue.propertyMap(replication).jsonObject }
+            printJSON(object)
             return
         }
         if workout.isEmpty {
@@ -48,6 +52,33 @@ struct StatusCommand: AsyncParsableCommand {
             print("Heart rate: none (no sensor is sending)")
         }
         SensorsCommand.printSensors(sensors)
+        if let replication { print("Replication: " + Self.replicationText(replication)) }
+    }
+
+    /// `room-1 → postgresql://systole@db:5432/systole: up to date` or what waits and why.
+    static func replicationText(_ values: [String: DBusValue]) -> String {
+        let target =
+            "\(WorkoutText.printable(values["receiver"]?.string ?? "?")) → "
+            + WorkoutText.printable(values["address"]?.string ?? "?")
+        var parts: [String] = []
+        if let problem = values["problem"]?.string {
+            parts.append("not reached (\(WorkoutText.printable(problem)))")
+        } else if values["caughtUp"]?.bool == true {
+            parts.append("up to date")
+        } else {
+            parts.append("sending")
+        }
+        if let samples = values["waitingSamples"]?.number, samples > 0 {
+            var waiting = "\(WorkoutText.whole(samples)) samples waiting"
+            if let oldest = values["oldestWaiting"]?.number {
+                waiting += " since \(WorkoutText.date(.double(oldest)))"
+            }
+            parts.append(waiting)
+        }
+        if let dropped = values["droppedSamples"]?.number, dropped > 0 {
+            parts.append("\(WorkoutText.whole(dropped)) samples left out (the backlog was full)")
+        }
+        return target + ": " + parts.joined(separator: "; ")
     }
 }
 

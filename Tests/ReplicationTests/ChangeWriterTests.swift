@@ -1,0 +1,159 @@
+import Foundation
+import HealthStore
+import Logging
+import PostgresNIO
+import SystoleTestSupport
+import Testing
+import WorkoutKit
+
+@testable import Replication
+
+/// The writer against a real PostgreSQL: a batch sent twice (a receiver that crashed before it heard the commit)
+/// is applied once, a batch that overlaps the last is applied from where the database is, deletions take the rows
+/// away, and the schema migrates once and refuses to be written by an older systole.
+@Suite(.serialized) struct ChangeWriterTests {
+    let t0 = Date(timeIntervalSince1970: 1_800_000_000.123456)
+    let logger = Logger(label: "test")
+
+    func heartRate(_ bpm: Double, at second: Double) -> Sample {
+        let date = t0.addingTimeInterval(second)
+        return .quantity(
+            QuantitySample(
+                type: .heartRate,
+                quantity: Quantity(bpm, .countPerMinute),
+                start: date,
+                end: date,
+                device: Device(name: "Polar H10", address: "A0:9E:1A:00:00:01")
+            )
+        )
+    }
+
+    func beats(at second: Double) -> Sample {
+        .heartbeatSeries(
+            HeartbeatSeriesSample(
+                start: t0.addingTimeInterval(second),
+                end: t0.addingTimeInterval(second + 1.5),
+                beats: [
+                    .init(timeSinceStart: 0, rrTicks: 800, precededByGap: true),
+                    .init(timeSinceStart: 0.78, rrTicks: 801),
+                ]
+            )
+        )
+    }
+
+    func workout(_ id: UUID, athlete: String) -> Workout {
+        Workout(
+            id: id,
+            configuration: WorkoutConfiguration(activityType: .running),
+            startDate: t0,
+            endDate: t0 + 60,
+            duration: 60,
+            events: [],
+            activities: [],
+            metadata: ["systole.athlete": .string(athlete), "systole.teamSession": .string(UUID().uuidString)],
+            statistics: [:],
+            devices: []
+        )
+    }
+
+    func count(_ table: String, _ server: PostgresServer) async throws -> Int {
+        Int(try await server.query("SELECT count(*) FROM \(table)").trimmingCharacters(in: .whitespacesAndNewlines))
+            ?? -1
+    }
+
+    @Test func batchesApplyExactlyOnceInOrderAndDeletionsFollow() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("systole-pg-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try await PostgresServer(folder: folder)
+        defer { server.stop() }
+        let settings = ReplicationSettings(
+            host: "127.0.0.1",
+            port: server.port,
+            username: server.user,
+            password: server.password,
+            database: server.database,
+            tls: .disable,
+            receiver: "room-1"
+        )
+        let client = PostgresClient(
+            configuration: try Replicator.clientConfiguration(settings),
+            backgroundLogger: logger
+        )
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+
+            #expect(try await CentralSchema.migrate(client, logger: logger) == [1])
+            #expect(try await CentralSchema.migrate(client, logger: logger) == [], "migrations run once")
+
+            let writer = ChangeWriter(storeID: UUID(), receiver: "room-1", logger: logger)
+            let workoutID = UUID()
+            let first: [StoreChange] = [
+                StoreChange(
+                    sequence: 1,
+                    committed: t0,
+                    kind: .samples([heartRate(120, at: 0), heartRate(121, at: 1), beats(at: 0)], workoutID: workoutID)
+                ),
+                StoreChange(sequence: 2, committed: t0, kind: .samples([heartRate(122, at: 2)], workoutID: workoutID)),
+            ]
+            let applied = try await writer.apply(first, with: client)
+            #expect(applied.through == 2 && applied.changes == 2 && applied.samples == 4)
+            #expect(try await count("systole_quantity", server) == 3)
+            #expect(try await count("systole_rr_interval", server) == 2)
+
+            // Sent again, as after a crash between PostgreSQL's commit and the store's acknowledgement.
+            let again = try await writer.apply(first, with: client)
+            #expect(again.through == 2 && again.changes == 0)
+            #expect(try await count("systole_quantity", server) == 3)
+
+            // Overlapping: only what is new is applied.
+            let workout = workout(workoutID, athlete: "Ana")
+            let next: [StoreChange] = [
+                first[1],
+                StoreChange(sequence: 3, committed: t0, kind: .samples([heartRate(123, at: 3)], workoutID: workoutID)),
+                StoreChange(sequence: 4, committed: t0, kind: .workoutSaved(workout, id: workoutID)),
+            ]
+            let overlapped = try await writer.apply(next, with: client)
+            #expect(overlapped.through == 4 && overlapped.changes == 2)
+            #expect(try await count("systole_quantity", server) == 4)
+            let row = try await server.query(
+                "SELECT athlete, activity, body->>'id' FROM systole_workout"
+            ).trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(row == "Ana|running|\(workoutID.uuidString)")
+            let stored = try await server.query("SELECT body FROM systole_workout")
+            #expect(try WorkoutJSON.decode(stored.trimmingCharacters(in: .whitespacesAndNewlines)) == workout)
+            let times = try await server.query(
+                "SELECT extract(epoch from start_time) FROM systole_quantity ORDER BY start_time LIMIT 1"
+            ).trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(times == "1800000000.123456", "microseconds kept")
+
+            // Another receiver's changes do not touch this one's.
+            let other = ChangeWriter(storeID: UUID(), receiver: "room-2", logger: logger)
+            let theirs = try await other.apply(
+                [StoreChange(sequence: 1, committed: t0, kind: .samples([heartRate(99, at: 0)], workoutID: nil))],
+                with: client
+            )
+            #expect(theirs.changes == 1)
+            #expect(try await count("systole_receiver", server) == 2)
+
+            // A deleted workout takes its samples along; a discarded one its samples.
+            _ = try await writer.apply(
+                [StoreChange(sequence: 5, committed: t0, kind: .workoutDeleted(workoutID))],
+                with: client
+            )
+            #expect(try await count("systole_workout", server) == 0)
+            #expect(try await count("systole_quantity", server) == 1, "the other receiver's sample stays")
+            #expect(try await count("systole_rr_interval", server) == 0)
+            #expect(
+                try await server.query("SELECT applied_sequence FROM systole_receiver WHERE name = 'room-1'")
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == "5"
+            )
+
+            // A newer systole migrated the database: this one refuses to write into it.
+            _ = try await server.query("INSERT INTO systole_migration (version) VALUES (99)")
+            await #expect(throws: CentralSchema.SchemaTooNew.self) {
+                try await CentralSchema.migrate(client, logger: logger)
+            }
+        }
+    }
+}
