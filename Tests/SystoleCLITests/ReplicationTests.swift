@@ -97,7 +97,7 @@ import WorkoutKit
         let postgres = try await PostgresServer(folder: root.appendingPathComponent("postgres"))
         defer { postgres.stop() }
         var receivers: [Receiver] = []
-        defer { receivers.forEach { $0.stop() } }
+        defer { for receiver in receivers { receiver.stop() } }
         for index in 0..<3 { receivers.append(try await Receiver(index: index, postgres: postgres, root: root)) }
         for receiver in receivers {
             for _ in 0..<150 where try await receiver.connectedSensors() < 10 {
