@@ -110,6 +110,9 @@ let package = Package(
             ]
         ),
 
+        // MARK: A workout as the control API and `systole` show it: values, analysis, export formats.
+        .target(name: "WorkoutReports", dependencies: ["DBus", "WorkoutKit", "WorkoutAnalysis", "WorkoutExport"]),
+
         // MARK: Replication to PostgreSQL (postgres-nio): the central schema, the replicator, and reading the whole.
         .target(
             name: "Replication",
@@ -130,7 +133,7 @@ let package = Package(
             name: "Daemon",
             dependencies: [
                 "BlueZ", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit", "HealthStore", "WorkoutAnalysis",
-                "WorkoutExport", "LiveView", "LiveWeb", "MQTTBridge", "Replication",
+                "WorkoutExport", "WorkoutReports", "LiveView", "LiveWeb", "MQTTBridge", "Replication",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -151,6 +154,10 @@ let package = Package(
                 "BlueZ",
                 "ControlAPI",
                 "DBus",
+                "Replication",
+                "WorkoutAnalysis",
+                "WorkoutKit",
+                "WorkoutReports",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -226,7 +233,7 @@ let package = Package(
             name: "DaemonTests",
             dependencies: [
                 "Daemon", "BlueZ", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit", "WorkoutAnalysis",
-                "SystoleTestSupport",
+                "WorkoutReports", "SystoleTestSupport",
             ]
         ),
         .testTarget(

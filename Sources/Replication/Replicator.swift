@@ -60,19 +60,7 @@ public final class Replicator: Service, Sendable {
 
     /// The client's configuration for `settings`.
     public static func clientConfiguration(_ settings: ReplicationSettings) throws -> PostgresClient.Configuration {
-        let tls: PostgresClient.Configuration.TLS
-        switch settings.tls {
-        case .disable:
-            tls = .disable
-        case .require:
-            var configuration = TLSConfiguration.makeClientConfiguration()
-            configuration.certificateVerification = .none
-            tls = .require(configuration)
-        case .verifyFull:
-            var configuration = TLSConfiguration.makeClientConfiguration()
-            if let caFile = settings.caFile { configuration.trustRoots = .file(caFile) }
-            tls = .require(configuration)
-        }
+        let tls: PostgresClient.Configuration.TLS = tlsConfiguration(settings).map { .require($0) } ?? .disable
         var configuration = PostgresClient.Configuration(
             host: settings.host,
             port: settings.port,
@@ -85,6 +73,23 @@ public final class Replicator: Service, Sendable {
         configuration.options.maximumConnections = 1
         configuration.options.connectTimeout = .seconds(10)
         return configuration
+    }
+
+    /// TLS as `settings` asks for it: none, without checking the certificate (`require`), or checked against the
+    /// CA file or the system's certificates and the host name (`verify-full`).
+    static func tlsConfiguration(_ settings: ReplicationSettings) -> TLSConfiguration? {
+        switch settings.tls {
+        case .disable:
+            return nil
+        case .require:
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.certificateVerification = .none
+            return configuration
+        case .verifyFull:
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            if let caFile = settings.caFile { configuration.trustRoots = .file(caFile) }
+            return configuration
+        }
     }
 
     public func run() async throws {
@@ -245,7 +250,7 @@ public final class Replicator: Service, Sendable {
     }
 
     /// An error in words: PostgreSQL's own message when it sent one, else the connection's.
-    static func describe(_ error: any Error) -> String {
+    public static func describe(_ error: any Error) -> String {
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] {
                 let code = error.serverInfo?[.sqlState].map { " (\($0))" } ?? ""

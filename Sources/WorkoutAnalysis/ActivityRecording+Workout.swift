@@ -4,6 +4,9 @@ import WorkoutKit
 extension ActivityRecording {
     /// Workout metadata: the energy estimated from heart rate at the end, in kJ (kept apart from measured energy).
     public static let estimatedEnergyKey = "systole.estimatedActiveEnergy"
+    /// Workout event metadata: why a marker event covers a time without samples (systoled was not running, or a
+    /// team session's athlete sent nothing).
+    public static let gapKey = "systole.gap"
     /// Workout event metadata: a marker's text.
     public static let markerTextKey = "systole.marker"
 

@@ -1,8 +1,7 @@
 import Foundation
 import Testing
 import WorkoutAnalysis
-
-@testable import Daemon
+import WorkoutReports
 
 @Suite struct ExportFileNameTests {
     let start = Date(timeIntervalSince1970: 1_795_333_165)

@@ -243,6 +243,56 @@ import WorkoutKit
             #expect(theirs.beats.count == mine.beats.count, "\(mine.athlete ?? ""): beats")
             #expect(Self.checksum(theirs.beats) == Self.checksum(mine.beats), "\(mine.athlete ?? ""): (time, RR)")
         }
+        // `systole … --database` reads the whole: every receiver, every athlete.
+        func fromDatabase(_ arguments: String...) async throws -> CommandRunner.Result {
+            try await CommandRunner.run("systole", arguments + ["--database", postgres.addressWithPassword])
+        }
+        let listed = try await fromDatabase("workouts", "--json")
+        #expect(listed.status == 0, "\(listed.standardError)")
+        let all = (try? JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8))) as? [[String: Any]] ?? []
+        #expect(all.count == 30 && Set(all.compactMap { $0["receiver"] as? String }).count == 3)
+        let (someID, some) = try #require(local.first { $0.value.athlete == "Room 2 Athlete 3" })
+        let one = try await fromDatabase("workouts", "--athlete", "Room 2 Athlete 3", "--json")
+        let ones = (try? JSONSerialization.jsonObject(with: Data(one.standardOutput.utf8))) as? [[String: Any]] ?? []
+        #expect(ones.map { $0["id"] as? String } == [someID.uuidString])
+        let shown = try await fromDatabase("workouts", "show", String(someID.uuidString.prefix(8)), "--json")
+        let details = (try? JSONSerialization.jsonObject(with: Data(shown.standardOutput.utf8))) as? [String: Any]
+        #expect(details?["receiver"] as? String == "room-2" && details?["athlete"] as? String == "Room 2 Athlete 3")
+        #expect((details?["heartRatePerMinute"] as? [Any])?.isEmpty == false && details?["zones"] != nil)
+        let printed = try await fromDatabase("workouts", "show", someID.uuidString)
+        #expect(
+            printed.standardOutput.contains("Recorded by room-2"),
+            "\(printed.standardOutput)\(printed.standardError)"
+        )
+        let stats = try await fromDatabase(
+            "stats",
+            "--athlete",
+            "Room 2 Athlete 3",
+            "--interval",
+            "1d",
+            "--from",
+            "2000-01-01",
+            "--json"
+        )
+        let buckets = (try? JSONSerialization.jsonObject(with: Data(stats.standardOutput.utf8))) as? [[String: Any]]
+        #expect(buckets?.reduce(0) { $0 + ($1["count"] as? Int ?? 0) } == some.readings.count, "\(stats.standardError)")
+        let csv = try await fromDatabase("export", someID.uuidString, "--format", "csv", "-o", "-")
+        let rows = csv.standardOutput.split(separator: "\r\n").dropFirst()
+        #expect(csv.status == 0 && rows.count >= some.readings.count, "\(csv.standardError)")
+        #expect(rows.allSatisfy { $0.hasSuffix(",Room 2 Athlete 3") })
+        let wrong = try await CommandRunner.run(
+            "systole",
+            [
+                "workouts", "--database",
+                postgres.addressWithPassword.replacingOccurrences(of: postgres.password, with: "nope"),
+            ]
+        )
+        #expect(
+            wrong.status == 1 && wrong.standardError.contains("cannot read the central database"),
+            "\(wrong.standardError)"
+        )
+        #expect(!wrong.standardError.contains("nope"), "the password is not echoed")
+
         // The views people query answer for every athlete.
         let perMinute = try await postgres.query(
             "SELECT count(DISTINCT athlete), sum(readings) FROM systole_heart_rate_per_minute"

@@ -8,6 +8,7 @@ import Replication
 import ServiceLifecycle
 import WorkoutAnalysis
 import WorkoutKit
+import WorkoutReports
 
 /// systoled's D-Bus control API (`org.systole.Daemon1` at `/org/systole/Daemon`, name `org.systole.Daemon`):
 /// the workout commands a HealthKit app offers as intents, sensor management, and the store's workouts and
@@ -192,7 +193,7 @@ final class ControlService: Service, Sendable {
         values["location"] = snapshot.location.map { .string("\($0)") }
         values["start"] = snapshot.startDate.map { .double($0.timeIntervalSince1970) }
         if let statistics = snapshot.heartRate {
-            values["heartRate"] = .propertyMap(Self.values(of: statistics))
+            values["heartRate"] = .propertyMap(WorkoutValues.values(of: statistics))
         }
         values["storeError"] = snapshot.storeError.map(DBusValue.string)
         values["athlete"] = snapshot.athlete.map(DBusValue.string)
@@ -216,47 +217,6 @@ final class ControlService: Service, Sendable {
         values["problem"] = status.problem.map(DBusValue.string)
         values["oldestWaiting"] = status.oldestWaiting.map { .double($0.timeIntervalSince1970) }
         return values
-    }
-
-    static func values(of statistics: Statistics) -> [String: DBusValue] {
-        var values: [String: DBusValue] = ["count": .int64(Int64(statistics.readingCount))]
-        func add(_ key: String, _ quantity: Quantity?) {
-            guard let quantity else { return }
-            values[key] = .double((try? quantity.doubleValue(for: statistics.quantityType.canonicalUnit)) ?? 0)
-        }
-        add("average", statistics.averageQuantity())
-        add("minimum", statistics.minimumQuantity())
-        add("maximum", statistics.maximumQuantity())
-        add("mostRecent", statistics.mostRecentQuantity())
-        add("sum", statistics.sumQuantity())
-        values["start"] = .double(statistics.startDate.timeIntervalSince1970)
-        values["end"] = .double(statistics.endDate.timeIntervalSince1970)
-        return values
-    }
-
-    static func values(of workout: Workout) -> [String: DBusValue] {
-        var statistics: [String: DBusValue] = [:]
-        for (type, value) in workout.statistics { statistics[type] = .propertyMap(Self.values(of: value)) }
-        var values: [String: DBusValue] = [:]
-        if case .string(let athlete)? = workout.metadata[ActivityRecording.athleteKey] {
-            values["athlete"] = .string(athlete)
-        }
-        if case .string(let team)? = workout.metadata[ActivityRecording.teamSessionKey] {
-            values["teamSession"] = .string(team)
-        }
-        return values.merging([
-            "id": .string(workout.id.uuidString),
-            "activity": .string(workout.activityType.name),
-            "location": .string("\(workout.configuration.locationType)"),
-            "start": .double(workout.startDate.timeIntervalSince1970),
-            "end": .double(workout.endDate.timeIntervalSince1970),
-            "duration": .double(workout.duration),
-            "pauses": .uint32(UInt32(workout.events.filter { $0.type == .pause }.count)),
-            // Intervals without samples because systoled was not running (marker events it recorded).
-            "gaps": .uint32(UInt32(workout.events.filter { $0.metadata[WorkoutManager.gapKey] != nil }.count)),
-            "statistics": .propertyMap(statistics),
-            "devices": .strings(workout.devices.map { $0.name ?? $0.address ?? "unknown" }),
-        ]) { own, _ in own }
     }
 
     // MARK: Methods
@@ -289,9 +249,9 @@ final class ControlService: Service, Sendable {
                         try await self.workouts.end()
                     }
                     // The first workout, as for a workout of one's own; a team session's every workout under "team".
-                    var values = saved.first.map(Self.values(of:)) ?? [:]
+                    var values = saved.first.map(WorkoutValues.values(of:)) ?? [:]
                     if saved.count > 1 || saved.first?.metadata[ActivityRecording.teamSessionKey] != nil {
-                        values["team"] = .array(map, saved.map { .propertyMap(Self.values(of: $0)) })
+                        values["team"] = .array(map, saved.map { .propertyMap(WorkoutValues.values(of: $0)) })
                     }
                     return [.propertyMap(values)]
                 },
@@ -326,7 +286,7 @@ final class ControlService: Service, Sendable {
                 },
                 DBusMethod("ListWorkouts", outputs: [("workouts", .array(map))]) { _ throws(DBusError) in
                     let all = try await Self.storeCall { try await self.store.workouts() }
-                    return [.array(map, all.map { .propertyMap(Self.values(of: $0)) })]
+                    return [.array(map, all.map { .propertyMap(WorkoutValues.values(of: $0)) })]
                 },
                 DBusMethod("GetWorkout", inputs: [("id", .string)], outputs: [("workout", map)]) {
                     call throws(DBusError) in try await self.getWorkout(call)
@@ -668,7 +628,7 @@ final class ControlService: Service, Sendable {
 
     private func getWorkout(_ call: DBusMethodCall) async throws(DBusError) -> [DBusValue] {
         let workout = try await workout(matching: try Self.text(call, 0, "a workout id"))
-        var values = Self.values(of: workout)
+        var values = WorkoutValues.values(of: workout)
         values.merge(AnalysisValues.values(of: try await recording(of: workout), profile: profile)) { $1 }
         let perMinute = try await Self.storeCall {
             try await WorkoutChart.heartRatePerMinute(of: workout, in: self.store)
@@ -712,6 +672,6 @@ final class ControlService: Service, Sendable {
         let buckets = try await Self.storeCall {
             try await self.store.statisticsCollection(of: type, from: from, to: to, anchor: from, interval: interval)
         }
-        return [.array(.propertyMap, buckets.map { .propertyMap(Self.values(of: $0)) })]
+        return [.array(.propertyMap, buckets.map { .propertyMap(WorkoutValues.values(of: $0)) })]
     }
 }

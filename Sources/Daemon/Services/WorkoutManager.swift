@@ -142,7 +142,7 @@ actor WorkoutManager {
 
     /// The metadata key of the marker event that records a time without samples: the daemon was down, or (in a
     /// team session) the athlete's sensor sent nothing.
-    static let gapKey = "systole.gap"
+    static let gapKey = ActivityRecording.gapKey
 
     /// Records a batch of readings (the workout stage of ``IngestPipeline``): during a workout their samples are
     /// committed to the store before this returns, so whatever is shown of them survives a crash. Returns each

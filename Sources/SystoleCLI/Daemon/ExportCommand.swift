@@ -2,6 +2,9 @@ import ArgumentParser
 import DBus
 import Foundation
 import Glibc
+import Replication
+import WorkoutAnalysis
+import WorkoutReports
 
 /// `systole export WORKOUT [--format fit|tcx|csv|rr] [-o FILE|-]`: a finished workout as a file, written by
 /// systoled from its store (no access to the store's file needed).
@@ -27,6 +30,7 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("The file to write, or - for standard output.", valueName: "file"))
     var output: String?
     @OptionGroup var daemon: ControlOptions
+    @OptionGroup var central: CentralOptions
 
     func validate() throws {
         guard Self.formats.contains(format) else {
@@ -37,6 +41,29 @@ struct ExportCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let address = try central.address() {
+            let (workout, last, format) = (workout, last, ExportFormat(rawValue: format) ?? .fit)
+            let (name, content) = try await central.with(address) { database in
+                let entry: CentralDatabase.Entry
+                if let workout {
+                    entry = try await CentralWorkouts.one(workout, in: database)
+                } else if last, let latest = try await database.workouts().last {
+                    entry = latest
+                } else {
+                    throw CommandFailure.invalidInput("no workouts in the central database: nothing to export")
+                }
+                let recording = ActivityRecording(
+                    workout: entry.workout,
+                    samples: try await database.samples(ofWorkout: entry.workout.id)
+                )
+                return (format.fileName(for: recording), format.encode(recording))
+            }
+            switch content {
+            case .bytes(let bytes): try write(bytes, suggested: name)
+            case .text(let text): try write(Array(text.utf8), suggested: name)
+            }
+            return
+        }
         let client = try await daemon.connect()
         let id: String
         if let workout {
@@ -62,6 +89,11 @@ struct ExportCommand: AsyncParsableCommand {
         } else {
             throw unreadable
         }
+        try write(bytes, suggested: suggested)
+    }
+
+    /// Writes the file: to standard output with `-o -`, to FILE with `-o FILE`, else under the suggested name.
+    private func write(_ bytes: [UInt8], suggested: String) throws {
         if output == "-" {
             // A FIT file is binary: on a terminal it is noise that can leave the terminal in a strange state.
             if format == "fit", isatty(STDOUT_FILENO) == 1 {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DBus
 import Foundation
+import WorkoutKit
 
 /// `systole status`: the workout, the latest heart rate and the sensors.
 struct StatusCommand: AsyncParsableCommand {
@@ -164,12 +165,21 @@ struct WorkoutsCommand: AsyncParsableCommand {
     struct ListWorkouts: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "List finished workouts.")
         @OptionGroup var daemon: ControlOptions
+        @OptionGroup var central: CentralOptions
         @Option(help: "Only this athlete's workouts (a name from the [athletes] table).") var athlete: String?
         @Flag(help: "Print JSON.") var json = false
 
         func run() async throws {
-            let workouts = (try await daemon.connect().call("ListWorkouts").first?.array ?? []).filter { workout in
-                athlete == nil || workout.map["athlete"]?.string == athlete
+            let workouts: [DBusValue]
+            if let address = try central.address() {
+                let athlete = athlete
+                workouts = try await central.with(address) { database in
+                    try await database.workouts(athlete: athlete).map { .propertyMap(CentralWorkouts.values($0)) }
+                }
+            } else {
+                workouts = (try await daemon.connect().call("ListWorkouts").first?.array ?? []).filter { workout in
+                    athlete == nil || workout.map["athlete"]?.string == athlete
+                }
             }
             if json {
                 printJSON(workouts.map(\.jsonObject))
@@ -177,7 +187,8 @@ struct WorkoutsCommand: AsyncParsableCommand {
             }
             if workouts.isEmpty { print("No workouts yet") }
             for workout in workouts.map(\.map) {
-                print("\(WorkoutText.date(workout["start"]))  " + WorkoutText.summary(workout))
+                let receiver = workout["receiver"]?.string.map { "  (\(WorkoutText.printable($0)))" } ?? ""
+                print("\(WorkoutText.date(workout["start"]))  " + WorkoutText.summary(workout) + receiver)
             }
         }
     }
@@ -190,10 +201,21 @@ struct WorkoutsCommand: AsyncParsableCommand {
         )
         @Argument(help: "The workout's id (its first characters are enough).") var id: String
         @OptionGroup var daemon: ControlOptions
+        @OptionGroup var central: CentralOptions
         @Flag(help: "Print JSON.") var json = false
 
         func run() async throws {
-            let workout = try await daemon.connect().call("GetWorkout", [.string(id)]).first ?? .propertyMap([:])
+            let workout: DBusValue
+            if let address = try central.address() {
+                let id = id
+                workout = .propertyMap(
+                    try await central.with(address) { database in
+                        try await CentralWorkouts.details(try await CentralWorkouts.one(id, in: database), in: database)
+                    }
+                )
+            } else {
+                workout = try await daemon.connect().call("GetWorkout", [.string(id)]).first ?? .propertyMap([:])
+            }
             if json {
                 printJSON(workout.jsonObject)
                 return
@@ -201,6 +223,9 @@ struct WorkoutsCommand: AsyncParsableCommand {
             let values = workout.map
             print(WorkoutText.summary(values))
             print("Started \(WorkoutText.date(values["start"])), ended \(WorkoutText.date(values["end"]))")
+            if let receiver = values["receiver"]?.string {
+                print("Recorded by \(WorkoutText.printable(receiver)); zones and energy from the default profile")
+            }
             let statistics = values["statistics"]?.map ?? [:]
             if let heartRate = statistics["heartRate"]?.map {
                 let numbers = ["minimum", "average", "maximum"].compactMap { key in
@@ -267,8 +292,17 @@ struct StatsCommand: AsyncParsableCommand {
     @Option(help: "Bucket size: a number and m, h, d or w (1m, 15m, 1h, 1d, 1w).") var interval = "1h"
     @Option(help: "Start, as ISO 8601 (2026-11-22 or 2026-11-22T08:00:00Z); default 24 hours ago.") var from: String?
     @Option(help: "End, as ISO 8601; default now.") var to: String?
+    @Option(help: "With --database: only this athlete's workouts.") var athlete: String?
     @OptionGroup var daemon: ControlOptions
+    @OptionGroup var central: CentralOptions
     @Flag(help: "Print JSON.") var json = false
+
+    /// The interval in seconds (validated first).
+    var intervalSeconds: Double {
+        let unit: Double =
+            ["m": 60, "h": 3600, "d": 86_400, "w": 604_800][interval.last.map(String.init) ?? "h"] ?? 3600
+        return Double(Int(interval.dropLast()) ?? 1) * unit
+    }
 
     static func date(_ text: String) -> Date? {
         if let date = try? Date(text, strategy: .iso8601) { return date }
@@ -277,6 +311,9 @@ struct StatsCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard Self.types[type] != nil else { throw ValidationError("--type takes heart-rate, energy or water") }
+        if athlete != nil, central.database == nil {
+            throw ValidationError("--athlete goes with --database (systoled's statistics cover all its sensors)")
+        }
         guard let unit = interval.last, "mhdw".contains(unit), let count = Int(interval.dropLast()), count > 0 else {
             throw ValidationError("--interval takes a number and m, h, d or w, like 1m, 1h or 1d")
         }
@@ -291,7 +328,22 @@ struct StatsCommand: AsyncParsableCommand {
         let end = to.flatMap(Self.date) ?? Date()
         let start = from.flatMap(Self.date) ?? end.addingTimeInterval(-86_400)
         guard start < end else { throw CommandFailure.usage("--from must be before --to") }
-        let buckets =
+        if let address = try central.address() {
+            guard end.timeIntervalSince(start) / intervalSeconds <= 20_160 else {
+                throw CommandFailure.usage(
+                    "that is more than 20160 buckets; take a longer --interval or a shorter range"
+                )
+            }
+            let (type, interval, athlete) = (
+                QuantityType(identifier: Self.types[type] ?? "") ?? .heartRate, intervalSeconds, athlete
+            )
+            let found = try await central.with(address) { database in
+                try await database.statistics(of: type, from: start, to: end, interval: interval, athlete: athlete)
+            }
+            printBuckets(found.map { DBusValue.propertyMap(CentralWorkouts.values($0)) })
+            return
+        }
+        printBuckets(
             try await daemon.connect().call(
                 "Statistics",
                 [
@@ -299,6 +351,10 @@ struct StatsCommand: AsyncParsableCommand {
                     .double(end.timeIntervalSince1970),
                 ]
             ).first?.array ?? []
+        )
+    }
+
+    private func printBuckets(_ buckets: [DBusValue]) {
         if json {
             printJSON(buckets.map(\.jsonObject))
             return

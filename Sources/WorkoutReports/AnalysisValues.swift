@@ -5,8 +5,8 @@ import WorkoutKit
 
 /// A workout's analysis as `GetWorkout` returns it beside the workout's own values (docs/dbus-api.md): laps,
 /// markers, HRV, zones, TRIMP and energy, measured or estimated.
-enum AnalysisValues {
-    static func values(of recording: ActivityRecording, profile: AthleteProfile) -> [String: DBusValue] {
+public enum AnalysisValues {
+    public static func values(of recording: ActivityRecording, profile: AthleteProfile) -> [String: DBusValue] {
         var values: [String: DBusValue] = [:]
         values["laps"] = .array(
             .propertyMap,
@@ -70,7 +70,7 @@ enum AnalysisValues {
         return values
     }
 
-    static func values(of hrv: HeartRateVariability) -> [String: DBusValue] {
+    public static func values(of hrv: HeartRateVariability) -> [String: DBusValue] {
         [
             "start": .double(hrv.start.timeIntervalSince1970), "end": .double(hrv.end.timeIntervalSince1970),
             "meanNN": .double(hrv.meanNN), "sdnn": .double(hrv.sdnn), "rmssd": .double(hrv.rmssd),
@@ -80,7 +80,8 @@ enum AnalysisValues {
     }
 
     /// The effective profile, each value with where it came from (`systole profile`).
-    static func values(of profile: AthleteProfile) -> [String: DBusValue] {
+    /// The effective profile, each value with its source (`GetProfile`).
+    public static func values(of profile: AthleteProfile) -> [String: DBusValue] {
         func entry(_ value: DBusValue, _ source: String) -> DBusValue {
             .propertyMap(["value": value, "source": .string(source)])
         }

@@ -3,7 +3,7 @@ import WorkoutAnalysis
 import WorkoutExport
 
 /// The file formats `ExportWorkout` writes (`systole export --format`).
-enum ExportFormat: String, CaseIterable {
+public enum ExportFormat: String, CaseIterable, Sendable {
     /// A FIT activity file (Garmin Connect, Strava, intervals.icu, GoldenCheetah).
     case fit
     /// Training Center Database v2 (the older XML format the same tools import).
@@ -13,10 +13,10 @@ enum ExportFormat: String, CaseIterable {
     /// RR intervals in ms, one a line (Kubios, Elite HRV).
     case rr
 
-    var fileExtension: String { rawValue == "rr" ? "txt" : rawValue }
+    public var fileExtension: String { rawValue == "rr" ? "txt" : rawValue }
 
     /// The file's media type, for a download.
-    var contentType: String {
+    public var contentType: String {
         switch self {
         case .fit: "application/vnd.ant.fit"
         case .tcx: "application/vnd.garmin.tcx+xml"
@@ -27,15 +27,15 @@ enum ExportFormat: String, CaseIterable {
 
     /// The largest export sent over D-Bus: the system bus's messages are at most 32 MiB, and a reply this size
     /// is a workout of days.
-    static let maximumBytes = 24 * 1024 * 1024
+    public static let maximumBytes = 24 * 1024 * 1024
 
     /// The file's contents: bytes for FIT, text for the others (D-Bus carries text as a string, far smaller in
     /// memory on both sides than an array of bytes).
-    enum Content {
+    public enum Content: Sendable {
         case bytes([UInt8])
         case text(String)
 
-        var count: Int {
+        public var count: Int {
             switch self {
             case .bytes(let bytes): bytes.count
             case .text(let text): text.utf8.count
@@ -43,7 +43,7 @@ enum ExportFormat: String, CaseIterable {
         }
     }
 
-    func encode(_ recording: ActivityRecording) -> Content {
+    public func encode(_ recording: ActivityRecording) -> Content {
         switch self {
         case .fit: .bytes(FITActivityFile.encode(recording))
         case .tcx: .text(String(decoding: TCXActivityFile.encode(recording), as: UTF8.self))
@@ -54,7 +54,7 @@ enum ExportFormat: String, CaseIterable {
 
     /// A file name from the workout's start (local time), activity and athlete: `2026-11-24-0730-running.fit`,
     /// `2026-11-24-0730-running-Ben-Lima.fit`.
-    func fileName(for recording: ActivityRecording, timeZone: TimeZone = .current) -> String {
+    public func fileName(for recording: ActivityRecording, timeZone: TimeZone = .current) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: recording.start)

@@ -1,0 +1,214 @@
+import Foundation
+import Logging
+import PostgresNIO
+import WorkoutKit
+
+/// The central database read back: every receiver's workouts, their samples and statistics, as `systole
+/// workouts`, `workouts show`, `stats` and `export` take them with `--database`.
+public struct CentralDatabase: Sendable {
+    /// A workout and the receiver that recorded it.
+    public struct Entry: Sendable {
+        public var workout: Workout
+        public var receiver: String
+    }
+
+    /// A statistics bucket (`systole stats`): the readings' count, and their average, minimum and maximum, or sum.
+    public struct Bucket: Sendable {
+        public var start: Date
+        public var end: Date
+        public var count: Int
+        public var average: Double?
+        public var minimum: Double?
+        public var maximum: Double?
+        public var sum: Double?
+    }
+
+    private let connection: PostgresConnection
+    private let logger: Logger
+
+    /// Connects for the length of `body`: one connection, which fails at once when PostgreSQL refuses it (a pool
+    /// would keep trying); the whole is given at most 30 s.
+    public static func with<T: Sendable>(
+        _ address: PostgresAddress,
+        password: String?,
+        body: @escaping @Sendable (CentralDatabase) async throws -> T
+    ) async throws -> T {
+        let settings = ReplicationSettings(
+            host: address.host,
+            port: address.port,
+            username: address.username ?? "systole",
+            password: address.password ?? password,
+            database: address.database ?? address.username ?? "systole",
+            tls: address.tls,
+            caFile: address.caFile,
+            receiver: ""
+        )
+        let logger = Logger(label: "systole.database", factory: { _ in SwiftLogNoOpLogHandler() })
+        let tls: PostgresConnection.Configuration.TLS =
+            try Replicator.tlsConfiguration(settings).map { .require(try NIOSSLContext(configuration: $0)) } ?? .disable
+        let configuration = PostgresConnection.Configuration(
+            host: settings.host,
+            port: settings.port,
+            username: settings.username,
+            password: settings.password,
+            database: settings.database,
+            tls: tls
+        )
+        return try await Replicator.withDeadline(Replicator.answerDeadline * 3) {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+            do {
+                let result = try await body(CentralDatabase(connection: connection, logger: logger))
+                try? await connection.close()
+                return result
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+        }
+    }
+
+    /// Finished workouts, oldest first, of one athlete or all.
+    public func workouts(athlete: String? = nil, idPrefix: String? = nil) async throws -> [Entry] {
+        var entries: [Entry] = []
+        let prefix = (idPrefix ?? "").lowercased().filter { $0.isHexDigit || $0 == "-" }
+        let rows = try await query(
+            """
+            SELECT w.body::text, r.name FROM systole_workout w JOIN systole_receiver r USING (store_id)
+            WHERE (\(athlete)::text IS NULL OR w.athlete = \(athlete))
+              AND lower(w.id::text) LIKE \(prefix + "%")
+            ORDER BY w.start_time, w.id
+            """
+        )
+        for try await (body, receiver) in rows.decode((String, String).self) {
+            entries.append(Entry(workout: try WorkoutJSON.decode(body), receiver: receiver))
+        }
+        return entries
+    }
+
+    /// A workout's samples: its quantities, and its beats as heartbeat series (one per series, as recorded).
+    public func samples(ofWorkout id: UUID) async throws -> [Sample] {
+        var samples: [Sample] = []
+        let quantities = try await query(
+            """
+            SELECT id, type, value, readings, start_time, end_time, device_address, device_name
+            FROM systole_quantity WHERE workout_id = \(id) ORDER BY start_time, id
+            """
+        )
+        for try await (sampleID, typeName, value, count, start, end, address, name) in quantities.decode(
+            (UUID, String, Double, Int, Date, Date, String?, String?).self
+        ) {
+            guard let type = QuantityType(identifier: typeName) else { continue }
+            samples.append(
+                .quantity(
+                    QuantitySample(
+                        id: sampleID,
+                        type: type,
+                        quantity: Quantity(value, type.canonicalUnit),
+                        start: start,
+                        end: end,
+                        count: max(1, count),
+                        device: Self.device(address, name)
+                    )
+                )
+            )
+        }
+        var series: [(id: UUID, address: String?, beats: [(time: Date, ticks: Int, gap: Bool)])] = []
+        let beats = try await query(
+            """
+            SELECT series_id, time, rr_ticks, preceded_by_gap, device_address
+            FROM systole_rr_interval WHERE workout_id = \(id) ORDER BY time, series_id, index
+            """
+        )
+        for try await (seriesID, time, ticks, gap, address) in beats.decode((UUID, Date, Int, Bool, String?).self) {
+            if series.last?.id == seriesID {
+                series[series.count - 1].beats.append((time, ticks, gap))
+            } else {
+                series.append((seriesID, address, [(time, ticks, gap)]))
+            }
+        }
+        for entry in series {
+            guard let first = entry.beats.first?.time, let last = entry.beats.last?.time else { continue }
+            samples.append(
+                .heartbeatSeries(
+                    HeartbeatSeriesSample(
+                        id: entry.id,
+                        start: first,
+                        end: last,
+                        beats: entry.beats.map {
+                            .init(
+                                timeSinceStart: $0.time.timeIntervalSince(first),
+                                rrTicks: UInt16(clamping: $0.ticks),
+                                precededByGap: $0.gap
+                            )
+                        },
+                        device: Self.device(entry.address, nil)
+                    )
+                )
+            )
+        }
+        return samples
+    }
+
+    /// Statistics of `type` in buckets of `interval` seconds from `from` (PostgreSQL's `date_bin`), of one
+    /// athlete's workouts or every sample.
+    public func statistics(
+        of type: QuantityType,
+        from: Date,
+        to: Date,
+        interval: TimeInterval,
+        athlete: String? = nil
+    ) async throws -> [Bucket] {
+        let seconds = Int(interval)
+        let rows = try await query(
+            """
+            SELECT date_bin(make_interval(secs => \(seconds)), q.start_time, \(from)) AS bucket,
+                sum(q.readings), sum(q.value * q.readings) / nullif(sum(q.readings), 0), min(q.value), max(q.value),
+                sum(q.value)
+            FROM systole_quantity q LEFT JOIN systole_workout w ON w.id = q.workout_id
+            WHERE q.type = \(type.identifier) AND q.start_time >= \(from) AND q.start_time < \(to)
+              AND (\(athlete)::text IS NULL OR w.athlete = \(athlete))
+            GROUP BY bucket ORDER BY bucket
+            """
+        )
+        var buckets: [Bucket] = []
+        let cumulative = type.aggregationStyle == .cumulative
+        for try await (start, count, average, minimum, maximum, sum) in rows.decode(
+            (Date, Int, Double?, Double?, Double?, Double?).self
+        ) {
+            buckets.append(
+                Bucket(
+                    start: start,
+                    end: start.addingTimeInterval(interval),
+                    count: count,
+                    average: cumulative ? nil : average,
+                    minimum: cumulative ? nil : minimum,
+                    maximum: cumulative ? nil : maximum,
+                    sum: cumulative ? sum : nil
+                )
+            )
+        }
+        return buckets
+    }
+
+    private func query(_ query: PostgresQuery) async throws -> PostgresRowSequence {
+        do {
+            return try await connection.query(query, logger: logger)
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42P01" {
+            throw QueryFailed(
+                description: "the database has no systole tables: no receiver has replicated into it yet (see "
+                    + "[replication] in systoled.toml on the receivers)"
+            )
+        } catch {
+            throw QueryFailed(description: Replicator.describe(error))
+        }
+    }
+
+    /// A query failed: PostgreSQL's words, or the connection's.
+    public struct QueryFailed: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    private static func device(_ address: String?, _ name: String?) -> Device? {
+        address == nil && name == nil ? nil : Device(name: name, address: address)
+    }
+}
