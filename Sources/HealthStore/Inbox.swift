@@ -95,13 +95,13 @@ enum Inbox {
             let id = try reader.uuid()
             let start = try reader.date()
             let end = try reader.date()
-            let device = try reader.device()
+            let device = try reader.cachedDevice()
             let metadataText = try reader.string()
             let metadata =
                 metadataText.isEmpty ? [:] : try Coding.decode([String: MetadataValue].self, metadataText)
             switch kind {
             case .quantity:
-                guard let type = QuantityType(identifier: try reader.string()) else { throw Unreadable() }
+                guard let type = try reader.quantityType() else { throw Unreadable() }
                 let value = try reader.double()
                 let count = Int(try reader.integer())
                 samples.append(
@@ -193,6 +193,14 @@ private struct ByteWriter {
 private struct ByteReader {
     let data: [UInt8]
     var offset = 0
+    /// Devices and types already read, by their bytes: a blob holds a few sensors' readings, each naming its
+    /// device and type again, and making their strings anew was most of reading a blob back.
+    private var devices: [ArraySlice<UInt8>: Device] = [:]
+    private var types: [ArraySlice<UInt8>: QuantityType] = [:]
+
+    init(data: [UInt8]) {
+        self.data = data
+    }
 
     var isAtEnd: Bool { offset >= data.count }
 
@@ -231,14 +239,34 @@ private struct ByteReader {
 
     mutating func date() throws -> Date { Date(timeIntervalSinceReferenceDate: try double()) }
 
-    mutating func device() throws -> Device? {
+    /// The device, from the bytes of the one read before when they are the same.
+    mutating func cachedDevice() throws -> Device? {
         guard try byte() == 1 else { return nil }
-        return Device(
+        let start = offset
+        for _ in 0..<5 {
+            let length = try integer()
+            if length > 0 { _ = try take(Int(length)) }
+        }
+        let raw = data[start..<offset]
+        if let known = devices[raw] { return known }
+        offset = start
+        let device = Device(
             name: try optional(),
             address: try optional(),
             manufacturer: try optional(),
             bodyLocation: try optional(),
             firmwareVersion: try optional()
         )
+        devices[raw] = device
+        return device
+    }
+
+    /// A quantity type by its identifier's bytes.
+    mutating func quantityType() throws -> QuantityType? {
+        let raw = try bytes()
+        if let known = types[raw] { return known }
+        let type = QuantityType(identifier: String(decoding: raw, as: UTF8.self))
+        if let type { types[raw] = type }
+        return type
     }
 }

@@ -39,8 +39,15 @@ public final class Replicator: Service, Sendable {
     private let logger: Logger
     private let state = Mutex(ReplicationStatus())
 
-    /// How long to wait for more changes when there were none.
-    static let idleInterval: Duration = .milliseconds(250)
+    /// How often a batch goes, at most, while the replica keeps up: each batch costs a few thread wakeups and
+    /// round trips whatever its size, so a second's changes go together (the lag stays within about a second).
+    static let batchInterval: Duration = .seconds(1)
+    /// How often the changes PostgreSQL has are forgotten in the store (a write, and a wait for the disk): between
+    /// two, a crash only means sending those changes again, which PostgreSQL skips.
+    static let acknowledgementInterval: Duration = .seconds(10)
+    /// The most changes and samples one batch takes.
+    static let batchChanges = 2000
+    static let batchSamples = 20_000
     /// How often the backlog is checked against its limit and its age reported.
     static let backlogCheckInterval: Duration = .seconds(10)
     /// How long a batch may take: the client waits for a connection without end while PostgreSQL is away, and
@@ -108,6 +115,9 @@ public final class Replicator: Service, Sendable {
         var migrated = false
         var writer: ChangeWriter?
         var acknowledged: Int64 = 0
+        /// The last change PostgreSQL has, ahead of `acknowledged` until the next acknowledgement.
+        var sent: Int64 = 0
+        var lastAcknowledgement = ContinuousClock.now
         var delay: Duration = .seconds(1)
         var lastBacklogCheck = ContinuousClock.now - Self.backlogCheckInterval
         var warnedAge: TimeInterval = 0
@@ -121,6 +131,7 @@ public final class Replicator: Service, Sendable {
                     let storeID = try await store.storeIdentifier()
                     writer = ChangeWriter(storeID: storeID, receiver: settings.receiver, logger: logger)
                     acknowledged = try await store.acknowledgedChange()
+                    sent = acknowledged
                 }
                 if !migrated {
                     let logger = logger
@@ -133,25 +144,39 @@ public final class Replicator: Service, Sendable {
                         "replicating to \(settings.displayAddress) as receiver '\(settings.receiver)'\(migration)"
                     )
                 }
-                let changes = try await store.changes(after: acknowledged, limit: 2000, sampleLimit: 20_000)
+                let started = ContinuousClock.now
+                if sent > acknowledged, started - lastAcknowledgement >= Self.acknowledgementInterval {
+                    try await store.acknowledgeChanges(through: sent)
+                    acknowledged = sent
+                    lastAcknowledgement = started
+                }
+                let changes = try await store.changes(
+                    after: sent,
+                    limit: Self.batchChanges,
+                    sampleLimit: Self.batchSamples
+                )
                 guard let writer, !changes.isEmpty else {
                     reached(caughtUp: true)
-                    try? await Task.sleep(for: Self.idleInterval)
+                    try? await Task.sleep(until: started + Self.batchInterval)
                     continue
                 }
                 let applied = try await Self.withDeadline(Self.answerDeadline) {
                     try await writer.apply(changes, with: client)
                 }
-                try await store.acknowledgeChanges(through: applied.through)
-                acknowledged = applied.through
-                reached(sent: applied)
+                sent = applied.through
+                let full = changes.count >= Self.batchChanges || applied.samples >= Self.batchSamples / 2
+                reached(sent: applied, caughtUp: !full)
                 delay = .seconds(1)
+                // A full batch means more is waiting (catching up): the next goes at once.
+                if !full { try? await Task.sleep(until: started + Self.batchInterval) }
             } catch {
                 failed(error)
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, Self.maximumRetryDelay)
             }
         }
+        // What PostgreSQL has is forgotten before systoled stops (otherwise it would only be sent again).
+        if sent > acknowledged { try? await store.acknowledgeChanges(through: sent) }
     }
 
     /// A successful round: logs the way back when there was a problem.

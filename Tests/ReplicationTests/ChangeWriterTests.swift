@@ -157,3 +157,43 @@ import WorkoutKit
         }
     }
 }
+
+/// TLS to PostgreSQL as `sslmode` asks for it: verify-full against the CA that signed the server's certificate
+/// works; against another CA it fails with the reason; disable against a server that requires TLS is refused.
+@Suite(.serialized) struct PostgresTLSTests {
+    @Test func verifyFullChecksTheServerAgainstTheCA() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("systole-pg-tls-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try await PostgresServer(folder: folder, tls: true)
+        defer { server.stop() }
+        // Only TLS connections from here on: hostssl lines alone.
+        _ = try await server.query("SELECT 1")
+
+        let base = "postgresql://\(server.user):\(server.password)@127.0.0.1:\(server.port)/\(server.database)"
+        let verified = try PostgresAddress(parsing: base + "?sslmode=verify-full&sslrootcert=\(server.caFile)")
+        // The connection is made and a query runs: it finds no systole tables (no receiver replicated here).
+        do {
+            _ = try await CentralDatabase.with(verified, password: nil) { database in try await database.workouts() }
+            Issue.record("an empty database had systole's tables")
+        } catch {
+            #expect(Replicator.describe(error).contains("no systole tables"), "\(error)")
+        }
+        let ssl = try await server.query("SELECT count(*) FROM pg_stat_ssl WHERE ssl")
+        #expect(Int(ssl.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 >= 1, "psql's own session is TLS too")
+
+        // Another CA: the certificate is not trusted.
+        let other = folder.appendingPathComponent("other")
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+        try makeTestCertificates(in: other)
+        let untrusted = try PostgresAddress(
+            parsing: base + "?sslmode=verify-full&sslrootcert=\(other.appendingPathComponent("ca.pem").path)"
+        )
+        do {
+            _ = try await CentralDatabase.with(untrusted, password: nil) { database in try await database.workouts() }
+            Issue.record("a server whose certificate the CA did not sign was trusted")
+        } catch {
+            let reason = Replicator.describe(error)
+            #expect(reason.lowercased().contains("certificate") || reason.contains("handshake"), "\(reason)")
+        }
+    }
+}

@@ -42,7 +42,7 @@ public final class MosquittoBroker: @unchecked Sendable {
 
             """
         if let tlsPort {
-            try makeCertificates()
+            try makeTestCertificates(in: folder)
             configuration += """
                 listener \(tlsPort) 127.0.0.1
                 cafile \(caFile)
@@ -53,32 +53,6 @@ public final class MosquittoBroker: @unchecked Sendable {
         }
         try configuration.write(to: folder.appendingPathComponent("mosquitto.conf"), atomically: true, encoding: .utf8)
         chmod(folder.appendingPathComponent("mosquitto.conf").path, 0o644)
-    }
-
-    /// A CA and a certificate for 127.0.0.1 signed by it, with openssl (EC keys: quick to make).
-    private func makeCertificates() throws {
-        let path = { (name: String) in self.folder.appendingPathComponent(name).path }
-        let steps: [[String]] = [
-            ["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", path("ca.key")],
-            [
-                "req", "-x509", "-new", "-key", path("ca.key"), "-subj", "/CN=systole test CA", "-days", "2",
-                "-out", path("ca.pem"),
-            ],
-            ["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", path("server.key")],
-            ["req", "-new", "-key", path("server.key"), "-subj", "/CN=127.0.0.1", "-out", path("server.csr")],
-            [
-                "x509", "-req", "-in", path("server.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"),
-                "-CAcreateserial", "-days", "2", "-extfile", path("san.cnf"), "-out", path("server.pem"),
-            ],
-        ]
-        try "subjectAltName = IP:127.0.0.1\n".write(toFile: path("san.cnf"), atomically: true, encoding: .utf8)
-        for step in steps {
-            let result = try CommandRunner.runBlocking("/usr/bin/openssl", step)
-            guard result.status == 0 else {
-                throw StartFailed(description: "openssl \(step.first ?? ""): \(result.standardError)")
-            }
-        }
-        for name in ["ca.pem", "server.pem", "server.key"] { chmod(path(name), 0o644) }
     }
 
     /// Starts it and waits until it accepts connections (10 s at most).

@@ -26,10 +26,17 @@ public final class PostgresServer: @unchecked Sendable {
 
     private var dataFolder: String { folder.appendingPathComponent("data").path }
 
-    /// Makes the cluster (initdb) and the role and database. Call ``start()`` next.
-    public init(folder: URL, port: Int = freeTCPPort()) async throws {
+    /// The test CA that signed the server's certificate (with `tls`).
+    public var caFile: String { folder.appendingPathComponent("certificates/ca.pem").path }
+    /// Whether the server speaks TLS (a certificate for 127.0.0.1 signed by ``caFile``).
+    public let tls: Bool
+
+    /// Makes the cluster (initdb) and the role and database, and starts the server. With `tls`, it also speaks
+    /// TLS with a certificate made here (openssl) by a CA of the test's own.
+    public init(folder: URL, port: Int = freeTCPPort(), tls: Bool = false) async throws {
         self.folder = folder
         self.port = port
+        self.tls = tls
         let versions =
             (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql"))?.compactMap(Int.init).sorted()
             ?? []
@@ -52,6 +59,15 @@ public final class PostgresServer: @unchecked Sendable {
             ]
         )
         guard made.status == 0 else { throw Failed(description: "initdb: \(made.standardError)") }
+        if tls {
+            let certificates = folder.appendingPathComponent("certificates")
+            try FileManager.default.createDirectory(at: certificates, withIntermediateDirectories: true)
+            try makeTestCertificates(in: certificates)
+            // PostgreSQL wants its key readable by its own user alone.
+            let key = certificates.appendingPathComponent("server.key").path
+            try handOver(key)
+            chmod(key, 0o600)
+        }
         try await start()
         for statement in [
             "CREATE ROLE \(user) LOGIN PASSWORD '\(password)'",
@@ -70,6 +86,12 @@ public final class PostgresServer: @unchecked Sendable {
                 "-D", dataFolder, "-p", String(port), "-k", folder.path, "-c", "listen_addresses=127.0.0.1",
                 "-c", "logging_collector=off", "-c", "log_min_messages=fatal",
             ]
+                + (tls
+                    ? [
+                        "-c", "ssl=on",
+                        "-c", "ssl_cert_file=" + folder.appendingPathComponent("certificates/server.pem").path,
+                        "-c", "ssl_key_file=" + folder.appendingPathComponent("certificates/server.key").path,
+                    ] : [])
         )
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
