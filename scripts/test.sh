@@ -22,7 +22,11 @@ echo "== build (warnings are errors)"
 swift build --build-tests -Xswiftc -warnings-as-errors
 
 echo "== tests"
-swift test --skip-build
+# The replication tests (three receivers with ten straps each, and PostgreSQL) run apart: beside them, on two cores,
+# the tests that time the radio and the daemon would measure the load instead.
+swift test --skip-build --skip ReplicationTests
+echo "== the replication tests (PostgreSQL)"
+swift test --skip-build --filter ReplicationTests
 
 echo "== the real Bluetooth stack (bluetoothd 5.66 in a VM), short form, and systole-sim held to it"
 scripts/test-real-bluez.sh --short
