@@ -36,7 +36,7 @@ done
 BIN=$(swift build "${BUILD_FLAGS[@]}" --show-bin-path)
 PYTHON=$(scripts/python-tools.sh)
 
-source scripts/lib/private-bus.sh
+source Benchmarks/ingest/side-by-side.sh
 WORK=$(mktemp -d /tmp/systole-outputs.XXXXXX)
 chmod 755 "$WORK"
 PIDS=()
@@ -63,49 +63,10 @@ cat > "$WORK/scenario.json" <<JSON
 {"seed": 42, "sensors": [{"model": "polar-h10", "count": $SENSORS, "rate": $RATE}]}
 JSON
 
-BUS_PIDS=""
-for name in plain outputs; do
-  mkdir -p "$WORK/$name"
-  start_private_bus "$WORK/$name"
-  BUS_PIDS="$BUS_PIDS $BUS_PID"
-  printf '%s' "$BUS" > "$WORK/$name/bus.address"
-  "$BIN/systole-sim" --bus "$BUS" --scenario "$WORK/scenario.json" > "$WORK/$name/sim.out" &
-  PIDS+=($!)
-  for _ in $(seq 600); do
-    grep -q '^ready ' "$WORK/$name/sim.out" 2> /dev/null && [ "$(grep -c '^sensor ' "$WORK/$name/sim.out")" = "$SENSORS" ] && break
-    sleep 0.1
-  done
-  mapfile -t ADDRESSES < <(awk '/^sensor /{print $3}' "$WORK/$name/sim.out")
-  {
-    echo "bus = \"$BUS\""
-    echo "store = \"$WORK/$name/health.sqlite\""
-    printf 'sensors = [%s]\n' "$(printf '"%s", ' "${ADDRESSES[@]}" | sed 's/, $//')"
-    echo
-    echo "[live_log]"
-    echo "path = \"$WORK/$name/live.log\""
-    echo "max_size = 1073741824"
-    if [ "$name" = outputs ]; then
-      printf '\n[http]\nlisten = "127.0.0.1:%s"\ntoken = "%s"\n' "$HTTP_PORT" "$TOKEN"
-      printf '\n[mqtt]\nbroker = "mqtt://127.0.0.1:%s"\nclient_id = "systoled-bench"\n' "$MQTT_PORT"
-    fi
-  } > "$WORK/$name/systoled.toml"
-  chmod 600 "$WORK/$name/systoled.toml"
-  "$BIN/systoled" --config "$WORK/$name/systoled.toml" 2> "$WORK/$name/systoled.err" &
-  PIDS+=($!)
-  echo $! > "$WORK/$name/pid"
-done
-
-for name in plain outputs; do
-  bus=$(cat "$WORK/$name/bus.address")
-  for _ in $(seq 600); do
-    streaming=$("$BIN/systole" sensors --bus "$bus" --json 2> /dev/null | python3 -c \
-      'import json,sys; print(sum(1 for s in json.load(sys.stdin) if s.get("state") == "streaming"))' 2> /dev/null \
-      || echo 0)
-    [ "$streaming" = "$SENSORS" ] && break
-    sleep 0.2
-  done
-  "$BIN/systole" start --bus "$bus" --activity running > /dev/null
-done
+start_side plain ""
+start_side outputs "$(printf '\n[http]\nlisten = "127.0.0.1:%s"\ntoken = "%s"\n\n[mqtt]\nbroker = "mqtt://127.0.0.1:%s"\nclient_id = "systoled-bench"\n' \
+  "$HTTP_PORT" "$TOKEN" "$MQTT_PORT")"
+start_workouts plain outputs
 
 "$PYTHON" Benchmarks/ingest/outputs.py "$WORK" "$WARMUP" "$MEASURE" "$(cat "$WORK/plain/pid")" \
   "$(cat "$WORK/outputs/pid")" "$HTTP_PORT" "$TOKEN" "$MQTT_PORT" "$SENSORS" "$RATE" "$JSON" "$CHECK"

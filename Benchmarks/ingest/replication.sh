@@ -43,7 +43,7 @@ for product in systole-sim systoled systole; do
 done
 BIN=$(swift build "${BUILD_FLAGS[@]}" --show-bin-path)
 
-source scripts/lib/private-bus.sh
+source Benchmarks/ingest/side-by-side.sh
 WORK=$(mktemp -d /tmp/systole-replication.XXXXXX)
 chmod 755 "$WORK"
 PIDS=()
@@ -91,48 +91,9 @@ cat > "$WORK/scenario.json" <<JSON
 {"seed": 42, "sensors": [{"model": "polar-h10", "count": $SENSORS, "rate": $RATE}]}
 JSON
 
-BUS_PIDS=""
-for name in plain replicated; do
-  mkdir -p "$WORK/$name"
-  start_private_bus "$WORK/$name"
-  BUS_PIDS="$BUS_PIDS $BUS_PID"
-  printf '%s' "$BUS" > "$WORK/$name/bus.address"
-  "$BIN/systole-sim" --bus "$BUS" --scenario "$WORK/scenario.json" > "$WORK/$name/sim.out" &
-  PIDS+=($!)
-  for _ in $(seq 600); do
-    grep -q '^ready ' "$WORK/$name/sim.out" 2> /dev/null && [ "$(grep -c '^sensor ' "$WORK/$name/sim.out")" = "$SENSORS" ] && break
-    sleep 0.1
-  done
-  mapfile -t ADDRESSES < <(awk '/^sensor /{print $3}' "$WORK/$name/sim.out")
-  {
-    echo "bus = \"$BUS\""
-    echo "store = \"$WORK/$name/health.sqlite\""
-    printf 'sensors = [%s]\n' "$(printf '"%s", ' "${ADDRESSES[@]}" | sed 's/, $//')"
-    echo
-    echo "[live_log]"
-    echo "path = \"$WORK/$name/live.log\""
-    echo "max_size = 1073741824"
-    if [ "$name" = replicated ]; then
-      printf '\n[replication]\npostgres = "postgresql://systole@127.0.0.1:%s/systole"\npassword = "bench-replica"\nreceiver = "bench"\n' "$PG_PORT"
-    fi
-  } > "$WORK/$name/systoled.toml"
-  chmod 600 "$WORK/$name/systoled.toml"
-  "$BIN/systoled" --config "$WORK/$name/systoled.toml" 2> "$WORK/$name/systoled.err" &
-  PIDS+=($!)
-  echo $! > "$WORK/$name/pid"
-done
-
-for name in plain replicated; do
-  bus=$(cat "$WORK/$name/bus.address")
-  for _ in $(seq 600); do
-    streaming=$("$BIN/systole" sensors --bus "$bus" --json 2> /dev/null | python3 -c \
-      'import json,sys; print(sum(1 for s in json.load(sys.stdin) if s.get("state") == "streaming"))' 2> /dev/null \
-      || echo 0)
-    [ "$streaming" = "$SENSORS" ] && break
-    sleep 0.2
-  done
-  "$BIN/systole" start --bus "$bus" --activity running > /dev/null
-done
+start_side plain ""
+start_side replicated "$(printf '\n[replication]\npostgres = "postgresql://systole@127.0.0.1:%s/systole"\npassword = "bench-replica"\nreceiver = "bench"\n' "$PG_PORT")"
+start_workouts plain replicated
 
 export -f start_postgres as_postgres
 export WORK PG_PORT PG_BIN

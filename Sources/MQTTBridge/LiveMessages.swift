@@ -56,15 +56,20 @@ struct LiveMessages {
         var isHeartRate = false
     }
 
+    /// A sensor's and the workout's heart rate alike.
+    private static func heartRateEntity() -> Entity {
+        Entity(
+            component: "sensor",
+            key: "heart_rate",
+            name: "Heart rate",
+            extra: ["unit_of_measurement": "bpm", "state_class": "measurement", "icon": "mdi:heart-pulse"],
+            isHeartRate: true
+        )
+    }
+
     private static func sensorEntities() -> [Entity] {
         [
-            Entity(
-                component: "sensor",
-                key: "heart_rate",
-                name: "Heart rate",
-                extra: ["unit_of_measurement": "bpm", "state_class": "measurement", "icon": "mdi:heart-pulse"],
-                isHeartRate: true
-            ),
+            heartRateEntity(),
             Entity(
                 component: "sensor",
                 key: "battery",
@@ -94,13 +99,7 @@ struct LiveMessages {
                 name: "Workout elapsed time",
                 extra: ["device_class": "duration", "unit_of_measurement": "s", "state_class": "measurement"]
             ),
-            Entity(
-                component: "sensor",
-                key: "heart_rate",
-                name: "Heart rate",
-                extra: ["unit_of_measurement": "bpm", "state_class": "measurement", "icon": "mdi:heart-pulse"],
-                isHeartRate: true
-            ),
+            heartRateEntity(),
             Entity(
                 component: "sensor",
                 key: "zone",

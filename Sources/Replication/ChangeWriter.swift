@@ -315,30 +315,3 @@ struct SampleBatch {
             """
     }
 }
-
-/// A workout as JSON: how the central database keeps it whole (`systole_workout.body`) and `systole --database`
-/// reads it back. Dates are seconds since 1970; infinite or NaN statistics become strings, as in the local store.
-public enum WorkoutJSON {
-    public static func encode(_ workout: Workout) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
-        encoder.outputFormatting = [.sortedKeys]
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(
-            positiveInfinity: "inf",
-            negativeInfinity: "-inf",
-            nan: "nan"
-        )
-        return String(decoding: try encoder.encode(workout), as: UTF8.self)
-    }
-
-    public static func decode(_ text: String) throws -> Workout {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
-        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
-            positiveInfinity: "inf",
-            negativeInfinity: "-inf",
-            nan: "nan"
-        )
-        return try decoder.decode(Workout.self, from: Data(text.utf8))
-    }
-}

@@ -238,7 +238,8 @@ extension WorkoutManager {
         guard ongoing.count == 1, let current = ongoing.first else {
             throw WorkoutCommandError(
                 .invalidArguments,
-                "a team session has a workout per athlete; samples are added to a workout of one's own"
+                "a team session has a workout per athlete, and a sample would be nobody's: add it in a workout of "
+                    + "one's own ('systole start' without --team)"
             )
         }
         guard let limit = UserSampleLimit.limit(for: type) else {

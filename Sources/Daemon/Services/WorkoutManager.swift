@@ -289,14 +289,6 @@ actor WorkoutManager {
 
     // MARK: State
 
-    /// The first workout in progress (a team session's first athlete's), or idle.
-    var snapshot: WorkoutSnapshot {
-        get async {
-            guard let first = workouts.first else { return .idle }
-            return await snapshot(of: first)
-        }
-    }
-
     /// Every workout in progress, in the order they started.
     var snapshots: [WorkoutSnapshot] {
         get async {

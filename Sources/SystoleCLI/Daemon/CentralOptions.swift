@@ -43,7 +43,8 @@ struct CentralOptions: ParsableArguments {
             throw failure
         } catch {
             throw CommandFailure.invalidInput(
-                "cannot read the central database at \(address.host):\(address.port): \(Replicator.describe(error))"
+                "cannot read the central database at \(address.host):\(address.port): \(Replicator.describe(error)). "
+                    + "Check the address, the password (in the address or $PGPASSWORD) and sslmode"
             )
         }
     }
@@ -61,7 +62,10 @@ enum CentralWorkouts {
     static func one(_ prefix: String, in database: CentralDatabase) async throws -> CentralDatabase.Entry {
         let matching = try await database.workouts(idPrefix: prefix)
         guard let first = matching.first else {
-            throw CommandFailure.invalidInput("no workout '\(WorkoutText.printable(prefix))' in the central database")
+            throw CommandFailure.invalidInput(
+                "no workout '\(WorkoutText.printable(prefix))' in the central database; list them with "
+                    + "'systole workouts --database URL'"
+            )
         }
         guard matching.count == 1 else {
             throw CommandFailure.invalidInput(

@@ -317,6 +317,10 @@ struct StatsCommand: AsyncParsableCommand {
         guard let unit = interval.last, "mhdw".contains(unit), let count = Int(interval.dropLast()), count > 0 else {
             throw ValidationError("--interval takes a number and m, h, d or w, like 1m, 1h or 1d")
         }
+        // As systoled's own limit: a bucket of at most a year (and no number too large to count seconds in).
+        guard count <= 527_040, intervalSeconds <= 366 * 86_400 else {
+            throw ValidationError("--interval is at most a year: 366d or 52w")
+        }
         for (name, value) in [("--from", from), ("--to", to)] {
             if let value, Self.date(value) == nil {
                 throw ValidationError("\(name) takes an ISO 8601 date like 2026-11-22 or 2026-11-22T08:00:00Z")
