@@ -39,6 +39,20 @@ public final class HeartRateSensor: Sendable {
         public var claims: SensorClaims?
         /// What the sensor may plausibly send; anything else is rejected (``HeartRateSensorEvent/rejected(_:count:detail:)``).
         public var limits = RadioLimits()
+        /// How notifications should travel (``NotifyMethod``); with `acquire`, the sensor falls back to `signal` on
+        /// its own when AcquireNotify is refused, not answered, stays silent or its socket breaks, and remembers
+        /// that for the device until it is created again.
+        public var notify = NotifyMethod.signal
+        /// ``notify`` for particular sensors.
+        public var notifyOverrides: [BluetoothAddress: NotifyMethod] = [:]
+        /// How long bluetoothd may take to answer AcquireNotify.
+        public var acquireTimeout: Duration = .seconds(10)
+        /// An acquired socket that carries nothing for this long is given up for StartNotify: some sensors send
+        /// their first notifications before bluetoothd is ready for them on this path, and some then send none.
+        public var acquireFirstValueTimeout: Duration = .seconds(5)
+        /// After the socket hangs up, how long the device has to report its disconnect before the hang-up counts as
+        /// the socket failing while the device stayed connected.
+        public var hangUpGrace: Duration = .seconds(2)
 
         public init(adapter: String? = nil) {
             self.adapter = adapter
@@ -72,6 +86,8 @@ public final class HeartRateSensor: Sendable {
         /// and then wait here, in order.
         var handlesNotifications = false
         var early: [GattNotification] = []
+        /// Devices that fell back from AcquireNotify to StartNotify, with why: their next connections do not try it.
+        var acquireFallbacks: [BluetoothAddress: String] = [:]
 
         init(limits: RadioLimits) { processor = HeartRateReadingProcessor(limits: limits) }
     }
@@ -240,11 +256,16 @@ public final class HeartRateSensor: Sendable {
                     + "find one with 'systole scan'"
             )
         }
-        let notifications = try await subscribe(measurement, device, address: address)
+        var notifications = try await subscribe(measurement, device, address: address)
         state.withLock { $0.connections += 1 }
         await readStaticValues(device)
         report(.streaming)
-        try await stream(notifications, device: device, address: address, deviceEvents: deviceEvents)
+        while let reason = try await stream(notifications, device: device, address: address, deviceEvents: deviceEvents)
+        {
+            // The acquired path failed while the device stayed connected: StartNotify on the same connection.
+            fallBack(address, reason)
+            notifications = try await subscribeAfterRelease(measurement, device, address: address)
+        }
         return true
     }
 
@@ -362,19 +383,136 @@ public final class HeartRateSensor: Sendable {
         }
     }
 
-    /// StartNotify on 0x2A37; pairs first when the sensor refuses an unpaired host. Each notification is handled
-    /// as it arrives, on the connection's loop thread (no task of our own to wake per notification); the stream only
-    /// says when the session ends.
+    /// Subscribes to 0x2A37 the way ``Options/notify`` says for this device (AcquireNotify, else StartNotify); pairs
+    /// first when the sensor refuses an unpaired host. Each notification is handled as it arrives, on the
+    /// connection's loop thread (no task of our own to wake per notification); the session only says when it ends.
     private func subscribe(
         _ measurement: GattCharacteristic,
         _ device: BluetoothDevice,
         address: BluetoothAddress
-    ) async throws -> GattNotifySession {
+    ) async throws -> NotifySubscription {
+        let onValue = notificationHandler(address: address, device: device)
+        let wanted = options.notifyOverrides[address] ?? options.notify
+        let fallback = state.withLock { $0.acquireFallbacks[address] }
+        let method = wanted == .acquire && fallback == nil ? NotifyMethod.acquire : .signal
+        let refusal: BlueZError
+        do {
+            return subscribed(try await open(measurement, method, onValue), method, reason: fallback)
+        } catch {
+            refusal = error
+        }
+        if refusal.kind == .notPermitted, refusal.message.contains("Notify acquired"), method == .signal {
+            // Not a pairing matter: another client holds the notifications exclusively.
+            throw BlueZError(
+                .notPermitted,
+                "another program holds this sensor's notifications through AcquireNotify (systoled with notify = "
+                    + "\"acquire\", or 'systole monitor --notify acquire'), and bluetoothd lets no one else subscribe "
+                    + "meanwhile"
+            )
+        }
+        let needsPairing = [BlueZError.Kind.notPermitted, .notAuthorized, .authenticationFailed].contains(refusal.kind)
+        if options.pairsWhenRequired, needsPairing, !device.isPaired, !refusal.message.contains("Notify acquired") {
+            report(.pairing)
+            if let agent = options.agent {
+                try await agent.pair(device)
+            } else {
+                try await device.pair()
+            }
+            do {
+                return subscribed(try await open(measurement, method, onValue), method, reason: fallback)
+            } catch {
+                guard method == .acquire, device.isConnected else { throw error }
+                fallBack(address, "AcquireNotify was refused after pairing: \(error)")
+            }
+        } else if method == .acquire, device.isConnected {
+            fallBack(address, Self.acquireRefusal(refusal))
+        } else {
+            throw refusal
+        }
+        return subscribed(
+            try await measurement.notifications(onValue: onValue),
+            .signal,
+            reason: self.fallback(address)
+        )
+    }
+
+    private func open(
+        _ measurement: GattCharacteristic,
+        _ method: NotifyMethod,
+        _ onValue: @escaping @Sendable (GattNotification) -> Void
+    ) async throws(BlueZError) -> GattNotifySession {
+        switch method {
+        case .acquire: try await measurement.acquireNotifications(timeout: options.acquireTimeout, onValue: onValue)
+        case .signal: try await measurement.notifications(onValue: onValue)
+        }
+    }
+
+    /// A subscription and the path it takes.
+    private struct NotifySubscription {
+        var session: GattNotifySession
+        var method: NotifyMethod
+    }
+
+    private func subscribed(
+        _ session: GattNotifySession,
+        _ method: NotifyMethod,
+        reason: String?
+    ) -> NotifySubscription {
+        emit(.notifying(method, reason: method == .signal ? reason : nil))
+        return NotifySubscription(session: session, method: method)
+    }
+
+    private static func acquireRefusal(_ error: BlueZError) -> String {
+        switch error.kind {
+        case .timeout: "AcquireNotify got no answer within the time allowed"
+        case .unknownObject: "bluetoothd does not offer AcquireNotify"
+        default: "AcquireNotify was refused: \(error)"
+        }
+    }
+
+    /// Remembers that `address` uses StartNotify from now on, and why.
+    private func fallBack(_ address: BluetoothAddress, _ reason: String) {
+        state.withLock { $0.acquireFallbacks[address] = reason }
+    }
+
+    private func fallback(_ address: BluetoothAddress) -> String? {
+        state.withLock { $0.acquireFallbacks[address] }
+    }
+
+    /// StartNotify after an acquired socket was closed: bluetoothd releases it when it notices the hang-up, so for a
+    /// moment it may still refuse with "Notify acquired".
+    private func subscribeAfterRelease(
+        _ measurement: GattCharacteristic,
+        _ device: BluetoothDevice,
+        address: BluetoothAddress
+    ) async throws -> NotifySubscription {
+        let onValue = notificationHandler(address: address, device: device)
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return subscribed(
+                    try await measurement.notifications(onValue: onValue),
+                    .signal,
+                    reason: fallback(address)
+                )
+            } catch {
+                guard attempt < 20, error.kind == .notPermitted || error.kind == .inProgress else { throw error }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+
+    /// What each notification goes to: held until streaming begins, then handled as it arrives.
+    private func notificationHandler(
+        address: BluetoothAddress,
+        device: BluetoothDevice
+    ) -> @Sendable (GattNotification) -> Void {
         state.withLock { shared in
             shared.handlesNotifications = false
             shared.early = []
         }
-        let onValue: @Sendable (GattNotification) -> Void = { [weak self] notification in
+        return { [weak self] notification in
             guard let self else { return }
             let now = self.state.withLock { shared -> Bool in
                 if !shared.handlesNotifications { shared.early.append(notification) }
@@ -382,21 +520,6 @@ public final class HeartRateSensor: Sendable {
             }
             if now { self.handle(notification, address: address, device: device) }
         }
-        let refusal: BlueZError
-        do {
-            return try await measurement.notifications(onValue: onValue)
-        } catch {
-            refusal = error
-        }
-        let needsPairing = [BlueZError.Kind.notPermitted, .notAuthorized, .authenticationFailed].contains(refusal.kind)
-        guard options.pairsWhenRequired, needsPairing, !device.isPaired else { throw refusal }
-        report(.pairing)
-        if let agent = options.agent {
-            try await agent.pair(device)
-        } else {
-            try await device.pair()
-        }
-        return try await measurement.notifications(onValue: onValue)
     }
 
     /// Handles the notifications that arrived before streaming began, then lets later ones be handled as they
@@ -426,20 +549,50 @@ public final class HeartRateSensor: Sendable {
         }
     }
 
-    /// Handles notifications until the link drops, watching for silence meanwhile.
+    /// Handles notifications until the link drops, watching for silence meanwhile. Returns why the acquired path
+    /// failed while the device stayed connected (the caller falls back to StartNotify), or nil.
     private func stream(
-        _ notifications: GattNotifySession,
+        _ subscription: NotifySubscription,
         device: BluetoothDevice,
         address: BluetoothAddress,
         deviceEvents: AsyncStream<BlueZEvent>
-    ) async throws {
-        state.withLock { $0.processor.newConnection(at: .now) }
+    ) async throws -> String? {
+        let before = state.withLock { shared in
+            shared.processor.newConnection(at: .now)
+            return shared.processor.notifications + shared.processor.malformed
+        }
         startHandlingNotifications(address: address, device: device)
         defer { state.withLock { $0.handlesNotifications = false } }
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        return try await withThrowingTaskGroup(of: String?.self) { group in
+            let options = options
+            let client = client
+            let generation = client.serviceGeneration
             group.addTask {
                 // Values are handled as they arrive (see subscribe); this waits for the session to end.
-                try await notifications.ended()
+                do {
+                    try await subscription.session.ended()
+                } catch let ended as AcquiredNotificationsEnded {
+                    // The socket hangs up when the device disconnects too; it only counts as broken when the
+                    // device still says it is connected a moment later.
+                    let deadline = ContinuousClock.now + options.hangUpGrace
+                    while ContinuousClock.now < deadline {
+                        if !device.isConnected || client.serviceGeneration != generation || !client.isServiceRunning {
+                            return nil
+                        }
+                        try await Task.sleep(for: .milliseconds(50))
+                    }
+                    return "\(ended) while the sensor stayed connected"
+                }
+                return nil
+            }
+            if subscription.method == .acquire {
+                group.addTask {
+                    try await Task.sleep(for: options.acquireFirstValueTimeout)
+                    let after = self.state.withLock { $0.processor.notifications + $0.processor.malformed }
+                    // Something came: nothing more for this task to do until the session ends.
+                    while after > before { try await Task.sleep(for: .seconds(3600)) }
+                    return "no notification arrived over AcquireNotify within \(options.acquireFirstValueTimeout)"
+                }
             }
             group.addTask {
                 // bluetoothd keeps GATT objects when the link drops, so the device's own properties say it went.
@@ -449,20 +602,25 @@ public final class HeartRateSensor: Sendable {
                     where change.path == device.path
                         && (change.changed["Connected"]?.bool == false
                             || change.changed["ServicesResolved"]?.bool == false):
-                        return
+                        return nil
                     case .serviceStopped, .serviceStarted:
-                        return
+                        return nil
                     default:
                         continue
                     }
                 }
+                return nil
             }
-            group.addTask { await self.watchForSilence() }
+            group.addTask {
+                await self.watchForSilence()
+                return nil
+            }
             defer { group.cancelAll() }
             do {
-                try await group.next()
+                return try await group.next() ?? nil
             } catch let error as BlueZError where error.kind == .notConnected {
                 // The characteristic went away with the connection: a disconnect, not a failure.
+                return nil
             }
         }
     }

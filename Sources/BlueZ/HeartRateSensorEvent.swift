@@ -110,4 +110,7 @@ public enum HeartRateSensorEvent: Sendable {
     case energyExpendedReset
     /// The sensor chosen for ``SensorTarget/anyHeartRateSensor``, or identified for an address: name and maker.
     case identified(address: BluetoothAddress, name: String?, manufacturer: String?)
+    /// Subscribed: how the notifications travel, and when that is StartNotify although AcquireNotify was wanted,
+    /// why (it falls back on its own, see ``HeartRateSensor/Options/notify``).
+    case notifying(NotifyMethod, reason: String?)
 }

@@ -246,6 +246,7 @@ public actor BlueZSimulator {
 
     /// Drops the connection: to clients this looks exactly like bluetoothd exiting.
     func goDown() {
+        for path in devices.keys { releaseAcquired(path) }
         connection?.close()
         connection = nil
         isRunning = false
@@ -303,6 +304,7 @@ public actor BlueZSimulator {
                 sessionsOfDepartedClients.insert(Self.sessionKey(name, path, .battery))
             }
             devices[path]?.dropSessions(of: name)
+            if device.acquired?.client == name { releaseAcquired(path) }
         }
     }
 
@@ -360,13 +362,18 @@ public actor BlueZSimulator {
         let notification = sensors[index].behaviour.notification(at: time)
         guard !notification.dropped, !sensors[index].behaviour.isOutOfRange(at: time),
             let path = sensors[index].connectedVia, let device = devices[path], !device.disconnecting,
-            let gatt = device.gatt, !device.heartRateSessions.isEmpty
+            let gatt = device.gatt, !device.heartRateSessions.isEmpty || device.acquired != nil
         else { return }
-        gatt.measurement.setProperties(
-            "org.bluez.GattCharacteristic1",
-            ["Value": .bytes(notification.payload)],
-            emitUnchanged: true
-        )
+        if device.acquired != nil {
+            // Acquired: a datagram on the socket, Value left alone and no signal, as bluetoothd does.
+            guard sendAcquired(path, notification.payload) else { return }
+        } else {
+            gatt.measurement.setProperties(
+                "org.bluez.GattCharacteristic1",
+                ["Value": .bytes(notification.payload)],
+                emitUnchanged: true
+            )
+        }
         let entry = EmittedNotification(
             date: Date(),
             sensor: sensors[index].address,

@@ -86,6 +86,8 @@ public struct Scenario: Codable, Sendable, Equatable {
         /// Known to bluetoothd (paired and bonded) from the start, as after an earlier pairing.
         public var paired = false
         public var faults: [FaultSpec] = []
+        /// How AcquireNotify behaves for this sensor.
+        public var acquire = AcquireSpec()
         public init(model: SensorModel = .polarH10, count: Int = 1) {
             self.model = model
             self.count = count
@@ -270,7 +272,7 @@ extension Scenario.SensorSpec {
             decoder,
             allowed: [
                 "model", "count", "name", "address", "profile", "rate", "rr", "energy", "contact", "energyStart",
-                "requiresPairing", "paired", "faults", "gapName", "mtu",
+                "requiresPairing", "paired", "faults", "gapName", "mtu", "acquire",
             ]
         )
         try r.read("model", into: &model)
@@ -288,6 +290,7 @@ extension Scenario.SensorSpec {
         try r.read("faults", into: &faults)
         try r.read("gapName", into: &gapName)
         try r.read("mtu", into: &mtu)
+        try r.read("acquire", into: &acquire)
     }
 }
 
@@ -416,6 +419,12 @@ extension Scenario {
     private func validateHostile(_ sensor: SensorSpec, _ name: String) throws(Invalid) {
         try Self.checkDBusString(sensor.name, "\(name).name")
         try Self.checkDBusString(sensor.gapName, "\(name).gapName")
+        guard (0...1_000_000).contains(sensor.acquire.dropFirst) else {
+            throw Invalid(description: "\(name).acquire.dropFirst must be between 0 and 1000000 notifications")
+        }
+        if let breakAfter = sensor.acquire.breakAfter, !(breakAfter >= 0 && breakAfter <= 86400) {
+            throw Invalid(description: "\(name).acquire.breakAfter must be between 0 and 86400 seconds")
+        }
         let mtu = sensor.effectiveMTU
         guard (23...517).contains(mtu) else {
             throw Invalid(description: "\(name).mtu must be between 23 (the LE minimum) and 517 (bluetoothd's most)")

@@ -23,6 +23,8 @@ struct SimulatedDevice: Sendable {
     /// Clients with a notify session on 0x2A37 / 0x2A19.
     var heartRateSessions: Set<String> = []
     var batterySessions: Set<String> = []
+    /// The 0x2A37 notify socket a client acquired (AcquireNotify), exclusive of every session above.
+    var acquired: AcquiredSocket?
 
     mutating func dropSessions(of client: String) {
         if heartRateSessions.remove(client) != nil, heartRateSessions.isEmpty {
@@ -256,6 +258,7 @@ extension BlueZSimulator {
         device.object.removeInterface(Self.batteryInterface)
         try? await Task.sleep(for: .milliseconds(50))
         devices[path]?.disconnecting = true
+        releaseAcquired(path)
         setDevice(path, ["ServicesResolved": .boolean(false)])
         let weakSelf = WeakSimulator(self)
         Task { await weakSelf.value?.linkLost(path, byUser: true) }
@@ -265,6 +268,8 @@ extension BlueZSimulator {
     /// and notify sessions stay (bluetoothd caches the database and resumes notifications on reconnect).
     func linkLost(_ path: String, byUser: Bool = false) {
         guard let device = devices[path], device.connected else { return }
+        // Unlike a notify session, an acquired socket does not outlive the link.
+        releaseAcquired(path)
         device.object.removeInterface(Self.batteryInterface)
         devices[path]?.connected = false
         devices[path]?.disconnecting = false

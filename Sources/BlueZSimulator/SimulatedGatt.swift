@@ -123,9 +123,12 @@ extension BlueZSimulator {
                             try await weakSelf.get().stopNotify(devicePath, kind, client: call.sender)
                             return []
                         },
-                        DBusMethod("AcquireNotify", inputs: [("options", options)]) { _ throws(DBusError) in
-                            // Not simulated: systole uses StartNotify (see docs/simulator.md).
-                            throw SimError.notSupported
+                        DBusMethod(
+                            "AcquireNotify",
+                            inputs: [("options", options)],
+                            outputs: [("fd", .unixFD), ("mtu", .uint16)]
+                        ) { call throws(DBusError) in
+                            try await weakSelf.get().acquireNotify(devicePath, kind, client: call.sender, flags: flags)
                         },
                     ],
                     properties: properties
@@ -177,7 +180,7 @@ extension BlueZSimulator {
         )
     }
 
-    private func connectedDevice(_ path: String) throws(DBusError) -> SimulatedDevice {
+    func connectedDevice(_ path: String) throws(DBusError) -> SimulatedDevice {
         guard let device = devices[path], device.connected, device.gatt != nil else {
             throw SimError.failed("Not connected")
         }
@@ -235,6 +238,10 @@ extension BlueZSimulator {
         if sensor.requiresPairing, !device.paired {
             // The sensor answers the CCCD write with Insufficient Authentication; BlueZ reports it like this.
             throw SimError.make("NotPermitted", "Not paired")
+        }
+        if kind == .measurement {
+            releaseIfHungUp(path)
+            guard devices[path]?.acquired == nil else { throw SimError.make("NotPermitted", "Notify acquired") }
         }
         let sessions = kind == .measurement ? device.heartRateSessions : device.batterySessions
         // A second StartNotify from the same client succeeds without a signal.

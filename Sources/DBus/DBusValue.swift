@@ -27,6 +27,17 @@ public enum DBusValue: Hashable, Sendable {
     indirect case dictEntry(DBusValue, DBusValue)
     case structure([DBusValue])
 
+    /// The file descriptors the value holds, at any depth.
+    public var unixFDs: [Int32] {
+        switch self {
+        case .unixFD(let fd): [fd]
+        case .variant(let value): value.unixFDs
+        case .array(_, let elements), .structure(let elements): elements.flatMap(\.unixFDs)
+        case .dictEntry(let key, let value): key.unixFDs + value.unixFDs
+        default: []
+        }
+    }
+
     /// The value's complete type.
     public var type: DBusType {
         switch self {

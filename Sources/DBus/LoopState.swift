@@ -1,4 +1,5 @@
 import CDBus
+import Glibc
 import Synchronization
 
 /// What the loop thread knows about its connection: pending calls, signal subscriptions, exported objects.
@@ -312,7 +313,9 @@ final class LoopState: @unchecked Sendable {
             return
         }
         if !byteValueRoutes.isEmpty, routeByteValue(message, interface: interface, member: member) { return }
-        guard let arguments = try? message.arguments() else { return }
+        // No signal taken here carries a file descriptor, and reading one would open a copy that nobody closes:
+        // anyone on the bus could exhaust the process's descriptors with them.
+        guard !message.carriesFileDescriptors, let arguments = try? message.arguments() else { return }
         let signal = DBusSignal(
             sender: message.sender ?? "",
             path: message.path ?? "",
@@ -337,6 +340,11 @@ final class LoopState: @unchecked Sendable {
     private func handleMethodCall(_ message: Message) -> Bool {
         guard let path = message.path, let member = message.member else { return false }
         let interface = message.interface
+        guard !message.carriesFileDescriptors else {
+            // No method exported here takes one; see handleSignal.
+            reply(to: message, with: .failure(DBusError(.invalidArgs, "file descriptors are not accepted")))
+            return true
+        }
         let call: DBusMethodCall
         do {
             call = DBusMethodCall(
@@ -383,6 +391,8 @@ final class LoopState: @unchecked Sendable {
     }
 
     private func reply(to message: Message, with result: Result<[DBusValue], DBusError>) {
+        // A descriptor a handler returns is handed over: the reply holds a copy of its own.
+        defer { if case .success(let values) = result { for fd in values.flatMap(\.unixFDs) { close(fd) } } }
         guard !message.noReplyExpected else { return }
         switch result {
         case .success(let values):

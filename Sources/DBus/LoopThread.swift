@@ -33,8 +33,15 @@ final class LoopThread: @unchecked Sendable {
     var onFailure: ((DBusError) -> Void)?
     /// poll(2); tests replace it to make polling fail.
     var poll: (UnsafeMutablePointer<pollfd>, nfds_t, Int32) -> Int32 = { Glibc.poll($0, $1, $2) }
-    /// Set while `dispatchAll` runs, with what to do after it (loop thread only).
+    /// Set while `dispatchAll` runs or sockets are read, with what to do after it (loop thread only).
     private var dispatching = false
+    /// Sockets read beside the bus (`DatagramSource.swift`).
+    var datagramSources: [Datagrams] = []
+    /// Where a datagram is read: longer than any it passes on, so that a longer one is seen whole in length.
+    let datagramBuffer = UnsafeMutableRawBufferPointer.allocate(
+        byteCount: DBusConnection.maximumDatagramLength * 2,
+        alignment: 8
+    )
     private var endOfDispatch: [() -> Void] = []
     /// The loop thread's pthread_t, once started: any thread asks whether it is the loop thread.
     private let threadID = Atomic<UInt>(0)
@@ -65,6 +72,7 @@ final class LoopThread: @unchecked Sendable {
     deinit {
         close(wakeRead)
         close(wakeWrite)
+        datagramBuffer.deallocate()
     }
 
     /// Starts the OS thread with `spawn`; `body` runs on it first (it opens the connection), then the loop.
@@ -211,6 +219,12 @@ final class LoopThread: @unchecked Sendable {
                 pollFDs.append(pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
                 polled.append(watch)
             }
+            let firstSource = pollFDs.count
+            let sources = datagramSources
+            for source in sources {
+                // While quiet, datagrams wait in their sockets as the bus's input does; a hang-up is still reported.
+                pollFDs.append(pollfd(fd: source.fd, events: quietUntil == nil ? Int16(POLLIN) : 0, revents: 0))
+            }
             let timeout = nextTimeoutMilliseconds()
             let ready = poll(&pollFDs, nfds_t(pollFDs.count), timeout)
             if ready < 0 && errno != EINTR {
@@ -226,14 +240,7 @@ final class LoopThread: @unchecked Sendable {
             for (index, watch) in polled.enumerated() {
                 let revents = pollFDs[index + 1].revents
                 guard revents != 0, watches.contains(watch) else { continue }
-                if revents & Int16(POLLIN) != 0, coalescing > .zero {
-                    // Quiet only while busy: input within two ticks of the last read (one quiet tick and the poll's
-                    // lateness) starts another tick, so steady traffic is read once a tick; input after a quiet spell
-                    // (a single strap at 1 Hz) is read at once, costing one wakeup instead of two and no delay.
-                    let now = ContinuousClock.now
-                    if let lastRead, now - lastRead < coalescing * 2 { quietUntil = now + coalescing }
-                    lastRead = now
-                }
+                if revents & Int16(POLLIN) != 0 { noteInput() }
                 var flags: UInt32 = 0
                 if revents & Int16(POLLIN) != 0 { flags |= DBUS_WATCH_READABLE.rawValue }
                 if revents & Int16(POLLOUT) != 0 { flags |= DBUS_WATCH_WRITABLE.rawValue }
@@ -242,9 +249,12 @@ final class LoopThread: @unchecked Sendable {
                 dbus_watch_handle(watch, flags)
                 if flags & DBUS_WATCH_READABLE.rawValue != 0 { readBacklog(watch) }
             }
+            readSources(sources, pollFDs[firstSource...])
             fireTimeouts()
         }
         runJobs()
+        // Before the connection leaves the bus: BlueZ 5.66 may touch a released notify session otherwise.
+        removeAllDatagrams()
         dbus_connection_set_watch_functions(connection, nil, nil, nil, nil, nil)
         dbus_connection_set_timeout_functions(connection, nil, nil, nil, nil, nil)
         dbus_connection_close(connection)
@@ -253,6 +263,30 @@ final class LoopThread: @unchecked Sendable {
         watches = []
         timeouts = [:]
         deadlines = [:]
+    }
+
+    /// Input arrived. Quiet only while busy: input within two ticks of the last read (one quiet tick and the poll's
+    /// lateness) starts another tick, so steady traffic is read once a tick; input after a quiet spell (a single
+    /// strap at 1 Hz) is read at once, costing one wakeup instead of two and no delay.
+    private func noteInput() {
+        guard coalescing > .zero else { return }
+        let now = ContinuousClock.now
+        if let lastRead, now - lastRead < coalescing * 2 { quietUntil = now + coalescing }
+        lastRead = now
+    }
+
+    /// Reads the sockets poll found ready, as one dispatch: what their handlers leave for the end of the dispatch
+    /// runs once the bus's messages of this wakeup are dispatched too.
+    private func readSources(_ sources: [Datagrams], _ polled: ArraySlice<pollfd>) {
+        guard polled.contains(where: { $0.revents != 0 }) else { return }
+        if polled.contains(where: { $0.revents & Int16(POLLIN) != 0 }) { noteInput() }
+        dispatching = true
+        for (source, entry) in zip(sources, polled) where entry.revents != 0 {
+            // A handler may have ended another source meanwhile.
+            guard datagramSources.contains(where: { $0.id == source.id }) else { continue }
+            readDatagrams(source, revents: entry.revents)
+        }
+        dispatching = false
     }
 
     /// Reads on while the socket has data: libdbus reads at most 2 KiB per `dbus_watch_handle`, so after a

@@ -1,4 +1,5 @@
 import CDBus
+import Glibc
 
 /// Owns one reference to a libdbus message. Messages are built and read on any thread but never shared between
 /// threads while in use; the connection's loop thread only sends them.
@@ -16,6 +17,12 @@ final class Message: @unchecked Sendable {
     }
 
     deinit { dbus_message_unref(raw) }
+
+    /// Whether the message's arguments include a file descriptor (`h`), anywhere in its signature.
+    var carriesFileDescriptors: Bool {
+        guard let signature = dbus_message_get_signature(raw) else { return false }
+        return strchr(signature, Int32(UInt8(ascii: "h"))) != nil
+    }
 
     static func methodCall(
         destination: String?,

@@ -200,6 +200,7 @@ public func buildDaemon(
         adapter: configuration.adapter,
         notificationLimit: configuration.notificationLimit,
         athletes: configuration.athletes,
+        bluetooth: configuration.bluetooth,
         logger: logger
     )
     let workouts = WorkoutManager(

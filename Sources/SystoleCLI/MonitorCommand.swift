@@ -12,6 +12,11 @@ struct MonitorCommand: AsyncParsableCommand {
             Without ADDRESS, uses the first heart-rate sensor seen. Reconnects when the sensor drops out. \
             Connection changes go to standard error, measurements to standard output (one line each; with \
             --json the 'decode --json' object plus 'time' and 'sensor'). Stop with Ctrl-C.
+
+            --notify acquire takes the notifications over a socket from bluetoothd (AcquireNotify) instead of \
+            D-Bus signals: the cheapest way, but exclusive: while monitor holds the sensor, no other program \
+            (systoled included) can subscribe to it, and monitor cannot subscribe while another holds it so. When \
+            bluetoothd or the sensor refuses it, monitor says why on standard error and uses signals.
             """
     )
 
@@ -28,6 +33,14 @@ struct MonitorCommand: AsyncParsableCommand {
 
     @Option(help: "Stop after this many seconds.")
     var seconds: Double?
+
+    @Option(
+        help: ArgumentHelp(
+            "How notifications travel: signal (StartNotify) or acquire (AcquireNotify).",
+            valueName: "method"
+        )
+    )
+    var notify: NotifyMethod = .signal
 
     func validate() throws {
         if let address {
@@ -60,6 +73,7 @@ struct MonitorCommand: AsyncParsableCommand {
         var options = HeartRateSensor.Options(adapter: adapter.name)
         options.agent = agent
         options.discoveryTimeout = .seconds(10)
+        options.notify = notify
         let sensor = HeartRateSensor(client: client, target: target, options: options)
         let runner = Task { await sensor.run() }
         let timer = seconds.map { limit in
@@ -92,6 +106,9 @@ struct MonitorCommand: AsyncParsableCommand {
                 printError("systole: battery: \(level)")
             case .energyExpendedReset:
                 printError("systole: energy expended reached 65535 kJ; reset it on the sensor")
+            case .notifying(let method, let reason):
+                let how = method == .acquire ? "AcquireNotify (a socket past the message bus)" : "D-Bus signals"
+                printError("systole: notifications over \(how)" + (reason.map { " (\($0))" } ?? ""))
             case .malformed(let payload, let error):
                 printError("systole: skipped a malformed measurement \(Hex.encode(payload)): \(error)")
             case .rejected(let reason, let count, let detail):
@@ -118,3 +135,5 @@ struct MonitorCommand: AsyncParsableCommand {
         return "\(time) \(reading.sensor) \(MeasurementText.line(for: reading.measurement))"
     }
 }
+
+extension NotifyMethod: ExpressibleByArgument {}

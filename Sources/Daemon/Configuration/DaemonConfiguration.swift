@@ -63,6 +63,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var profile = AthleteProfile()
     /// Who wears which sensor (`[athletes]`).
     public var athletes = Athletes()
+    /// How notifications travel (`[bluetooth]`).
+    public var bluetooth = Bluetooth()
 
     /// The default configuration file.
     public static let defaultPath = "/etc/systole/systoled.toml"
@@ -261,17 +263,19 @@ public struct DaemonConfiguration: Sendable, Equatable {
             try applyProfile(entry)
         case ("athletes", _):
             try applyAthlete(entry)
+        case ("bluetooth", _):
+            try applyBluetooth(entry)
         case ("", let key):
             throw Reason(
                 "unknown setting '\(key)'; known: \(Self.topLevelKeys.joined(separator: ", ")) and the [live_log], "
-                    + "[profile], [athletes], [http], [mqtt] and [replication] tables"
+                    + "[profile], [athletes], [bluetooth], [http], [mqtt] and [replication] tables"
             )
         case ("live_log", let key):
             throw Reason("unknown setting '\(key)' in [live_log]; known: \(Self.liveLogKeys.joined(separator: ", "))")
         case (let table, _):
             throw Reason(
-                "unknown table [\(table)]; the tables are [live_log], [profile], [athletes], [http], [mqtt] and "
-                    + "[replication]"
+                "unknown table [\(table)]; the tables are [live_log], [profile], [athletes], [bluetooth], [http], "
+                    + "[mqtt] and [replication]"
             )
         }
     }

@@ -179,6 +179,8 @@ final class ControlService: Service, Sendable {
         values["outOfRange"] = .uint32(UInt32(clamping: status.rejected.outOfRange))
         values["excessBeats"] = .uint32(UInt32(clamping: status.rejected.excessBeats))
         values["throttled"] = .uint32(UInt32(clamping: status.rejected.throttled))
+        values["notify"] = status.notify.map(DBusValue.string)
+        values["notifyFallback"] = status.notifyFallback.map(DBusValue.string)
         return values
     }
 

@@ -24,6 +24,10 @@ public struct SensorStatus: Sendable, Equatable {
     public var readings = 0
     /// Notifications received but not turned into readings, by reason.
     public var rejected = RejectedNotifications()
+    /// How its notifications travel ("signal" or "acquire"), once subscribed.
+    public var notify: String?
+    /// Why they travel as signals when AcquireNotify was configured (it fell back on its own).
+    public var notifyFallback: String?
 }
 
 /// What a sensor sent that was not used, counted by reason since the daemon started (see `RadioLimits`).
@@ -112,6 +116,7 @@ final class SensorManager: Service, Sendable {
         adapter: String?,
         notificationLimit: Double = RadioLimits().notificationsPerSecond,
         athletes: DaemonConfiguration.Athletes = DaemonConfiguration.Athletes(),
+        bluetooth: DaemonConfiguration.Bluetooth = DaemonConfiguration.Bluetooth(),
         logger: Logger
     ) {
         self.logger = logger
@@ -129,6 +134,8 @@ final class SensorManager: Service, Sendable {
         options.agent = agent
         options.limits.notificationsPerSecond = notificationLimit
         options.limits.notificationBurst = 2 * notificationLimit
+        options.notify = bluetooth.notify
+        options.notifyOverrides = bluetooth.notifyBySensor
         // Each entry keeps a sensor of its own: "any" entries skip configured addresses and each other's.
         options.claims = SensorClaims()
         for target in targets {
@@ -203,6 +210,13 @@ final class SensorManager: Service, Sendable {
             let address = statuses.withLock { $0[index]?.address }
             logger.info("sensor \(address ?? "any"): \(state)")
         }
+        // A fallback is logged once: the sensor remembers it, and its later connections report the same reason.
+        if case .notifying(_, let reason?) = event, statuses.withLock({ $0[index]?.notifyFallback }) != reason {
+            let address = statuses.withLock { $0[index]?.address } ?? "any"
+            logger.warning(
+                "sensor \(address): notifications over D-Bus signals (StartNotify) instead of AcquireNotify until systoled restarts: \(reason)"
+            )
+        }
         update(index) { status in
             switch event {
             case .state(let state):
@@ -229,6 +243,9 @@ final class SensorManager: Service, Sendable {
                 status.rejected.malformed += 1
             case .rejected(let reason, let count, _):
                 status.rejected.add(count, reason)
+            case .notifying(let method, let reason):
+                status.notify = method.rawValue
+                status.notifyFallback = reason
             case .energyExpendedReset:
                 break
             }

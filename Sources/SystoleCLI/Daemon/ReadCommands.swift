@@ -119,6 +119,12 @@ struct SensorsCommand: AsyncParsableCommand {
                 sensor[key]?.number.flatMap { $0 > 0 ? "\(WorkoutText.whole($0)) \(label)" : nil }
             }
             if !rejected.isEmpty { parts.append("rejected: " + rejected.joined(separator: ", ")) }
+            switch (sensor["notify"]?.string, sensor["notifyFallback"]?.string) {
+            case ("acquire", _): parts.append("notifications over AcquireNotify")
+            case (_, let reason?): parts.append("notifications over signals (\(WorkoutText.printable(reason)))")
+            case ("signal", nil): parts.append("notifications over signals")
+            default: break
+            }
             print("Sensor: " + parts.joined(separator: " · "))
         }
     }

@@ -1,0 +1,213 @@
+import DBus
+import Foundation
+import Glibc
+import Synchronization
+import SystoleTestSupport
+import Testing
+
+/// Sockets read on the loop thread beside the bus (the AcquireNotify path): every datagram in order, a zero-length
+/// one as a datagram and not the end, an oversized one as empty, the end told once with its reason and the socket
+/// closed; and a descriptor nobody asked for (a signal or call carrying one) is never opened.
+@Suite struct DatagramSourceTests {
+    /// What a source handed over, and how it ended.
+    final class Received: Sendable {
+        let values = Mutex<[[UInt8]]>([])
+        let ends = Mutex<[DBusDatagramEnd]>([])
+
+        func wait(for count: Int, ends endCount: Int = 0) async throws {
+            try await waitUntil(seconds: 5) {
+                values.withLock { $0.count } >= count && ends.withLock { $0.count } >= endCount
+            }
+        }
+    }
+
+    /// A SOCK_SEQPACKET pair, as bluetoothd's AcquireNotify makes one.
+    static func socketPair() throws -> (ours: Int32, theirs: Int32) {
+        var fds: [Int32] = [-1, -1]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &fds) == 0)
+        return (fds[0], fds[1])
+    }
+
+    static func send(_ fd: Int32, _ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// What `/proc/self/fd/N` links to (`socket:[inode]`), which names the socket itself: a descriptor number may
+    /// be taken again at once by another test running beside this one.
+    static func identity(_ fd: Int32) throws -> String {
+        try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")
+    }
+
+    /// The descriptors open in this process that refer to the socket `identity` names.
+    static func descriptors(of identity: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").filter {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == identity
+        }
+    }
+
+    func read(_ connection: DBusConnection, _ fd: Int32, into received: Received) -> DBusDatagramSource {
+        connection.readDatagrams(from: fd) { bytes, _ in
+            received.values.withLock { $0.append(Array(bytes)) }
+        } onEnd: { end in
+            received.ends.withLock { $0.append(end) }
+        }
+    }
+
+    @Test func everyDatagramInOrderAndAHangUpAfterTheLast() async throws {
+        try await withBus { fixture in
+            let (ours, theirs) = try Self.socketPair()
+            let socket = try Self.identity(ours)
+            let received = Received()
+            _ = read(fixture.client, ours, into: received)
+            let sent = (0..<200).map { index -> [UInt8] in [0x10, UInt8(60 + index % 100), UInt8(index), 0x03] }
+            // More than the socket holds: the sends block until the loop reads, so not on the cooperative pool.
+            try await offThePool {
+                for (index, value) in sent.enumerated() {
+                    Self.send(theirs, value)
+                    if index == 100 { Self.send(theirs, []) }
+                }
+                Self.send(theirs, [UInt8](repeating: 0xAB, count: 512))
+                Self.send(theirs, [UInt8](repeating: 0xCD, count: 513))
+                close(theirs)
+            }
+            try await received.wait(for: 203, ends: 1)
+            var expected = sent
+            expected.insert([], at: 101)
+            expected.append([UInt8](repeating: 0xAB, count: 512))
+            // Longer than any attribute value: passed on empty, so the reader counts it as malformed.
+            expected.append([])
+            #expect(received.values.withLock { $0 } == expected)
+            #expect(received.ends.withLock { $0 } == [.hungUp])
+            #expect(try Self.descriptors(of: socket).isEmpty, "the source closes its socket")
+        }
+    }
+
+    @Test func aZeroLengthDatagramAloneIsNotTheEnd() async throws {
+        try await withBus { fixture in
+            let (ours, theirs) = try Self.socketPair()
+            defer { close(theirs) }
+            let received = Received()
+            _ = read(fixture.client, ours, into: received)
+            Self.send(theirs, [])
+            try await received.wait(for: 1)
+            try await Task.sleep(for: .milliseconds(300))
+            Self.send(theirs, [0x00, 0x48])
+            try await received.wait(for: 2)
+            #expect(received.values.withLock { $0 } == [[], [0x00, 0x48]])
+            #expect(received.ends.withLock { $0 }.isEmpty)
+            #expect(fcntl(ours, F_GETFD) != -1)
+        }
+    }
+
+    @Test func closingAndTheConnectionClosingEndEachSourceOnce() async throws {
+        try await withBus { fixture in
+            let (first, firstPeer) = try Self.socketPair()
+            let (second, secondPeer) = try Self.socketPair()
+            let secondSocket = try Self.identity(second)
+            defer {
+                close(firstPeer)
+                close(secondPeer)
+            }
+            let closed = Received()
+            let source = read(fixture.client, first, into: closed)
+            let left = Received()
+            _ = read(fixture.client, second, into: left)
+            Self.send(firstPeer, [0x00, 0x50])
+            try await closed.wait(for: 1)
+            fixture.client.closeDatagrams(source)
+            fixture.client.closeDatagrams(source)
+            try await closed.wait(for: 1, ends: 1)
+            #expect(closed.ends.withLock { $0 } == [.closed])
+            // The peer sees the hang-up: that is how bluetoothd learns the session is released.
+            var probe = pollfd(fd: firstPeer, events: Int16(POLLIN), revents: 0)
+            #expect(poll(&probe, 1, 1000) == 1 && probe.revents & Int16(POLLHUP) != 0)
+            fixture.client.close()
+            try await left.wait(for: 0, ends: 1)
+            #expect(left.ends.withLock { $0 } == [.connectionClosed])
+            #expect(try Self.descriptors(of: secondSocket).isEmpty)
+        }
+    }
+
+    @Test func aFloodingSocketDoesNotStarveTheBus() async throws {
+        try await withBus { fixture in
+            let (ours, theirs) = try Self.socketPair()
+            let received = Received()
+            _ = read(fixture.client, ours, into: received)
+            let stop = Atomic<Bool>(false)
+            let flood = Thread {
+                while !stop.load(ordering: .relaxed) {
+                    var probe = pollfd(fd: theirs, events: Int16(POLLOUT), revents: 0)
+                    if poll(&probe, 1, 100) == 1 {
+                        _ = [UInt8]([0x00, 0x40]).withUnsafeBytes {
+                            Glibc.send(theirs, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+                        }
+                    }
+                }
+            }
+            flood.start()
+            try await received.wait(for: 1000)
+            // Calls still get through while the socket never runs dry.
+            let owner = try await fixture.client.nameOwner(of: "org.freedesktop.DBus")
+            #expect(owner == "org.freedesktop.DBus")
+            stop.store(true, ordering: .relaxed)
+            // The thread polls at most 100 ms before it sees the stop.
+            try await Task.sleep(for: .milliseconds(250))
+            close(theirs)
+        }
+    }
+
+    @Test func signalsAndCallsCarryingDescriptorsAreNotOpened() async throws {
+        try await withBus { fixture in
+            let signals = try await fixture.client.signals(matching: DBusMatchRule(interface: "org.systole.Test.FD"))
+            let object = DBusObject(path: "/test/fd")
+            object.addInterface(DBusInterface("org.systole.Test.FD", methods: [DBusMethod("Take") { _ in [] }]))
+            fixture.client.export(object)
+            let (ours, theirs) = try Self.socketPair()
+            defer {
+                close(ours)
+                close(theirs)
+            }
+            for _ in 0..<200 {
+                try fixture.server.emit(
+                    path: "/test/fd",
+                    interface: "org.systole.Test.FD",
+                    member: "Descriptor",
+                    arguments: [.unixFD(ours)]
+                )
+            }
+            var refused = 0
+            for _ in 0..<50 {
+                do {
+                    _ = try await fixture.server.call(
+                        destination: fixture.client.uniqueName,
+                        path: "/test/fd",
+                        interface: "org.systole.Test.FD",
+                        method: "Take",
+                        arguments: [.unixFD(ours)]
+                    )
+                } catch {
+                    refused += 1
+                }
+            }
+            try fixture.server.emit(path: "/test/fd", interface: "org.systole.Test.FD", member: "End")
+            for try await signal in signals {
+                #expect(signal.member == "End", "a signal with a descriptor reached a subscriber")
+                break
+            }
+            #expect(refused == 50)
+            // Each message carried a copy of `ours`: had one been opened here, it would still point at its socket
+            // (other tests in this process open descriptors meanwhile, so the socket is what is counted).
+            let copies = try Self.descriptors(of: try Self.identity(ours))
+            #expect(copies == ["\(ours)"], "\(copies.count) descriptors of the socket open")
+        }
+    }
+}
+
+/// Polls `condition` every 10 ms until it holds; fails the test after `seconds`.
+func waitUntil(seconds: Double, _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while !condition() {
+        try #require(ContinuousClock.now < deadline, "timed out")
+        try await Task.sleep(for: .milliseconds(10))
+    }
+}
