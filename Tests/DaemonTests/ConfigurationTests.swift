@@ -90,7 +90,7 @@ import WorkoutKit
             ("[live_log]\nsize = 10", 2, "unknown setting 'size' in [live_log]; known: path, format, max_size"),
             (
                 "[logging]\npath = \"/x\"", 2,
-                "unknown table [logging]; the tables are [live_log], [profile], [athletes], [http], [mqtt] and [replication]"
+                "unknown table [logging]; the tables are [live_log], [profile], [athletes], [bluetooth], [http], [mqtt] and [replication]"
             ),
             ("[profile]\nage = 7", 2, "profile.age is in years, from 10 to 100"),
             ("[profile]\nage = 40.5", 2, "age must be a whole number, not a number"),
@@ -276,6 +276,37 @@ import WorkoutKit
             String(format: "\"A0:9E:1A:00:%02X:%02X\" = \"A\"", $0 / 256, $0 % 256)
         }
         #expect(error("[athletes]\n" + many.joined(separator: "\n"))?.reason.contains("more than 256") == true)
+    }
+
+    @Test func notifyIsSignalUnlessSetAndMaySetEachSensor() throws {
+        let defaults = try configuration("")
+        #expect(defaults.bluetooth.notify == .signal && defaults.bluetooth.notifyBySensor.isEmpty)
+        let c = try configuration(
+            """
+            [bluetooth]
+            notify = "acquire"
+            "a0:9e:1a:94:8d:23" = "signal"
+            """
+        )
+        #expect(c.bluetooth.notify == .acquire)
+        #expect(c.bluetooth.notifyBySensor == [try BluetoothAddress("A0:9E:1A:94:8D:23"): .signal])
+        for (text, expected) in [
+            ("notify = \"fast\"", "notify in [bluetooth] must be \"signal\""),
+            ("notify = 1", "not an integer"),
+            ("notify = \"Acquire\"", "not 'Acquire'"),
+            ("notify = \"acquire\\u001b[2J\"", "not 'acquire\\u{1B}[2J'"),
+            ("mode = \"acquire\"", "unknown setting 'mode' in [bluetooth]"),
+            ("\"A0:9E:1A:94:8D:23\" = \"both\"", "the notify method of A0:9E:1A:94:8D:23 must be"),
+            ("\"A0:9E:1A:94:8D:23\" = \"signal\"\n\"a0:9e:1a:94:8d:23\" = \"acquire\"", "set twice"),
+        ] {
+            let error = self.error("[bluetooth]\n" + text)
+            #expect(error?.reason.contains(expected) == true, "\(text): \(String(describing: error))")
+            #expect(error?.line ?? 0 >= 2, "\(text)")
+        }
+        let many = (0...DaemonConfiguration.maximumSensors).map {
+            String(format: "\"A0:9E:1A:00:%02X:%02X\" = \"signal\"", $0 / 256, $0 % 256)
+        }
+        #expect(error("[bluetooth]\n" + many.joined(separator: "\n"))?.reason.contains("more than 256") == true)
     }
 
     @Test func theReplicationTableIsReadWithinItsRanges() throws {

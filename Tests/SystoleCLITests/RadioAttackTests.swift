@@ -25,7 +25,8 @@ import Testing
 
         /// Plays the honest strap (1 Hz) beside `attacker` (a sensor spec as JSON, 4 Hz unless it says otherwise)
         /// and runs a workout for `seconds` while the attack goes on.
-        init(attacker: String, seconds: Double) async throws {
+        /// `notify`: how systoled takes the notifications (`[bluetooth] notify`).
+        init(attacker: String, seconds: Double, notify: String = "signal") async throws {
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("systoled-radio-\(UUID())")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let scenario = folder.appendingPathComponent("scenario.json").path
@@ -38,9 +39,16 @@ import Testing
             emitLog = folder.appendingPathComponent("emitted.jsonl").path
             bus = try await PrivateBus.start()
             simulator = try await SimulatorProcess.start(bus: bus, ["--scenario", scenario, "--emit-log", emitLog])
+            let daemonFolder = folder.appendingPathComponent("daemon")
+            try FileManager.default.createDirectory(at: daemonFolder, withIntermediateDirectories: true)
+            try "[bluetooth]\nnotify = \"\(notify)\"\n".write(
+                to: daemonFolder.appendingPathComponent("systoled.toml"),
+                atomically: true,
+                encoding: .utf8
+            )
             daemon = try await DaemonProcess.start(
                 bus: bus,
-                folder: folder.appendingPathComponent("daemon"),
+                folder: daemonFolder,
                 ["--sensor", RadioAttackTests.honest, "--sensor", RadioAttackTests.attacker]
             )
             for _ in 0..<100 {
@@ -200,16 +208,20 @@ import Testing
         #expect(attack.slowestStatus < 2, "status took \(attack.slowestStatus) s")
     }
 
-    @Test func aNotificationStormIsThrottledAndItsBeatsBounded() async throws {
+    /// On either path: over the socket of AcquireNotify a storm arrives with no bus to slow it.
+    @Test(arguments: ["signal", "acquire"])
+    func aNotificationStormIsThrottledAndItsBeatsBounded(notify: String) async throws {
         let attack = try await Attack(
             attacker: """
                 {"model": "polar-h10", "address": "\(Self.attacker)", "rate": 4, "faults": [
                   {"kind": "storm", "at": 0, "for": 60, "rate": 1000, "rr": 255}]}
                 """,
-            seconds: 8
+            seconds: 8,
+            notify: notify
         )
         defer { attack.stop() }
         let counts = try await attack.sensor(Self.attacker)
+        #expect(counts["notify"] as? String == notify, "\(counts)")
         #expect(counts["throttled"] as? Int ?? 0 >= 3_000, "\(counts)")
         #expect(counts["excessBeats"] as? Int ?? 0 >= 10_000, "\(counts)")
         // At most 12 readings a second and a burst of 24 reach the live log (and the store).
