@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 
 /// An object exported on a connection: interfaces with methods, and property values it keeps.
@@ -153,22 +154,32 @@ public final class DBusObject: Sendable {
         }
     }
 
+    /// Whether a call of `member` may carry file descriptors: its method names one among its inputs. A call that
+    /// carries one otherwise is refused before its arguments are read, so no descriptor is opened for nobody.
+    func takesFileDescriptors(interface: String?, member: String) -> Bool {
+        method(interface: interface, member: member)?.inputs.contains { $0.type.signature.contains("h") } ?? false
+    }
+
+    private func method(interface: String?, member: String) -> DBusMethod? {
+        state.withLock { state -> DBusMethod? in
+            if let interface {
+                return state.interfaces[interface]?.interface.methods.first { $0.name == member }
+            }
+            for name in state.order {
+                if let method = state.interfaces[name]?.interface.methods.first(where: { $0.name == member }) {
+                    return method
+                }
+            }
+            return nil
+        }
+    }
+
     func handle(_ call: DBusMethodCall) async -> Result<[DBusValue], DBusError> {
         do {
             if call.interface == Properties.interface {
                 return .success(try await handleProperties(call))
             }
-            let method = state.withLock { state -> DBusMethod? in
-                if let interface = call.interface {
-                    return state.interfaces[interface]?.interface.methods.first { $0.name == call.member }
-                }
-                for name in state.order {
-                    if let method = state.interfaces[name]?.interface.methods.first(where: { $0.name == call.member }) {
-                        return method
-                    }
-                }
-                return nil
-            }
+            let method = method(interface: call.interface, member: call.member)
             guard let method else {
                 if let interface = call.interface, !hasInterface(interface) {
                     throw DBusError(.unknownInterface, "\(path) has no interface \(interface)")
@@ -181,6 +192,7 @@ public final class DBusObject: Sendable {
             let expected = method.inputs.map(\.type.signature).joined()
             let given = call.arguments.map(\.type.signature).joined()
             guard expected == given else {
+                for fd in call.arguments.flatMap(\.unixFDs) { close(fd) }
                 throw DBusError(.invalidArgs, "\(call.member) takes '\(expected)', got '\(given)'")
             }
             return .success(try await method.handler(call))

@@ -340,9 +340,14 @@ final class LoopState: @unchecked Sendable {
     private func handleMethodCall(_ message: Message) -> Bool {
         guard let path = message.path, let member = message.member else { return false }
         let interface = message.interface
-        guard !message.carriesFileDescriptors else {
-            // No method exported here takes one; see handleSignal.
-            reply(to: message, with: .failure(DBusError(.invalidArgs, "file descriptors are not accepted")))
+        if message.carriesFileDescriptors,
+            objects[path]?.takesFileDescriptors(interface: interface, member: member) != true
+        {
+            // Refused unread, as in handleSignal.
+            reply(
+                to: message,
+                with: .failure(DBusError(.invalidArgs, "\(member) takes no file descriptor"))
+            )
             return true
         }
         let call: DBusMethodCall
