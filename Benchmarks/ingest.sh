@@ -31,6 +31,9 @@
 #        Benchmarks/ingest.sh --replication [--sensors N] [--rate HZ] [--seconds S] [--backlog S] [--json] [--debug]
 #                             [--check]   (replication to PostgreSQL: catch-up throughput, lag, and what it costs
 #                                          systoled: Benchmarks/ingest/replication.sh)
+#        Benchmarks/ingest.sh --notify [signal|acquire|both] [--sensors N] [--rate HZ] [--seconds S] [--no-bleak]
+#                             [--json] [--debug] [--check] [--sweep]   (systoled over StartNotify signals and over
+#                                          AcquireNotify sockets, and bleak: Benchmarks/ingest/notify.sh)
 #   defaults: 100 sensors at 4 Hz, 60 s measured after a 10 s warm-up (a sweep step measures 10 s).
 #   --debug uses the debug build (for smoke runs: its figures are not the product's); --check exits 1 when a
 #   consumer lost more than 5 % of the notifications, systoled logged no reading, or in the one-strap phase it
@@ -41,6 +44,7 @@ cd "$(dirname "$0")/.."
 for argument in "$@"; do
   if [ "$argument" = --outputs ]; then exec Benchmarks/ingest/outputs.sh "$@"; fi
   if [ "$argument" = --replication ]; then exec Benchmarks/ingest/replication.sh "$@"; fi
+  if [ "$argument" = --notify ]; then exec Benchmarks/ingest/notify.sh "$@"; fi
 done
 
 SENSORS=100 RATE=4 MEASURE=60 WARMUP=10 BLEAK=1 JSON=0 SWEEP=0 CONFIG=release CHECK=0 WAKEUPS=both

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # systole against the real Linux Bluetooth stack: builds systoled and systole, boots the throw-away VM of
 # scripts/real-bluez/vm.sh (Debian's kernel, dbus-daemon, bluetoothd 5.66, two btvirt LE controllers, BlueZ's
-# example Heart Rate peripheral on hci0), runs scripts/real-bluez/in-vm.sh there, and checks
-# what it left: the scan found the peripheral, the sensor reads "chest" and a battery level, and the heart rate
+# example Heart Rate peripheral on hci0), runs scripts/real-bluez/in-vm.sh there twice (in-vm-both-paths.sh:
+# systoled on D-Bus signals, then on AcquireNotify's socket), and checks for each what it left: the path it took,
+# a reading for every second (the peripheral notifies once a second), the scan found the peripheral, the sensor reads "chest" and a battery level, and the heart rate
 # matches what the example peripheral sends (flags 0x06: contact detected; 90–130 bpm; energy, +1 kJ per
 # notification, on every 10th). Then the same steps run against systole-sim on a private bus, and
 # scripts/real-bluez/bluez-trace.py compares what the two showed on D-Bus; a difference fails the run.
@@ -33,8 +34,8 @@ mkdir -p "${XDG_CACHE_HOME:-$HOME/.cache}/systole-bzvm/runs"
 RUN=$(mktemp -d "${XDG_CACHE_HOME:-$HOME/.cache}/systole-bzvm/runs/real-bluez.XXXXXX")
 OUT=$RUN/out
 set +e
-scripts/real-bluez/vm.sh --run-dir "$RUN" --timeout 600 -- \
-  env SHORT=$SHORT bash "$PWD/scripts/real-bluez/in-vm.sh" "$BIN" "$WORKOUT"
+scripts/real-bluez/vm.sh --run-dir "$RUN" --timeout 900 -- \
+  env SHORT=$SHORT bash "$PWD/scripts/real-bluez/in-vm-both-paths.sh" "$BIN" "$WORKOUT"
 status=$?
 set -e
 echo "test-real-bluez: the VM part took $(( $(date +%s) - started )) s (run dir $RUN)"
@@ -46,46 +47,69 @@ fi
 [ -d "$OUT" ] || { echo "test-real-bluez: FAIL: the VM left no results in $OUT" >&2; exit 1; }
 
 python3 - "$OUT" "$SHORT" <<'PY'
-import json, os, sys
-out, short = sys.argv[1], sys.argv[2] == "1"
+import datetime, json, os, sys
+out_root, short = sys.argv[1], sys.argv[2] == "1"
 problems = []
+path_name = "signal"
 def check(ok, what):
+    what = f"[{path_name}] {what}"
     print(("ok   " if ok else "FAIL ") + what)
     if not ok: problems.append(what)
 
-scan = open(f"{out}/scan.txt").read()
-check("BZ-HRM" in scan, "scan lists the peripheral by its advertised name BZ-HRM")
-sensors = json.load(open(f"{out}/sensors.json"))
-check(sensors and sensors[0].get("location") == "chest", "Body Sensor Location reads chest")
-check(sensors and isinstance(sensors[0].get("battery"), int), "Battery Level was read")
-# live.log ends with the first workout (or the ten seconds of the short form); the faulted workout restarts the
-# peripheral, whose energy count restarts.
-lines = [l for l in open(f"{out}/live.log").read().splitlines() if " bpm=" in l]
-check(len(lines) >= (8 if short else 15), f"notifications arrived ({len(lines)} readings in the live log)")
-check(lines and all("contact=yes" in l for l in lines), "every reading says contact detected (flags 0x06)")
-bpms = [int(l.split(" bpm=")[1].split()[0]) for l in lines]
-check(bpms and 90 <= min(bpms) and max(bpms) <= 130, f"heart rate within the peripheral's 90–130 bpm ({bpms[:3]}…)")
-with_energy = [i for i, l in enumerate(lines) if "energy=" in l]
-steps = {b - a for a, b in zip(with_energy, with_energy[1:])}
-check(with_energy and steps <= {10}, f"energy on every 10th notification (at {with_energy})")
-if not short:
-    workout = json.load(open(f"{out}/workout.json"))
-    hr = workout.get("statistics", {}).get("heartRate", {})
-    check(hr.get("count", 0) >= 15, f"the workout has heart-rate samples ({hr.get('count')})")
-    check(90 <= hr.get("minimum", 0) and hr.get("maximum", 999) <= 130,
-          f"the workout's heart rate within 90–130 bpm ({hr.get('minimum')}–{hr.get('maximum')})")
-    check(workout.get("pauses") == 1, "the pause was recorded")
-    energy = workout.get("statistics", {}).get("activeEnergyBurned", {}).get("sum")
-    check(energy is not None and energy % 10 == 0, f"energy comes in steps of 10 kJ ({energy})")
-    if os.path.exists(f"{out}/workout-faults.json"):
-        faults = json.load(open(f"{out}/workout-faults.json"))
-        fhr = faults.get("statistics", {}).get("heartRate", {})
-        check(faults.get("gaps") == 1, f"the time systoled was down is marked as a gap ({faults.get('gaps')})")
-        check(fhr.get("count", 0) >= 10, f"the faulted workout kept collecting ({fhr.get('count')} readings)")
-if os.path.exists(f"{out}/bluetoothd-crashes.txt"):
-    crashes = open(f"{out}/bluetoothd-crashes.txt").read().splitlines()
-    print(f"note {len(crashes)} crash(es) of the restarted bluetoothd, restarted by the VM's supervisor: {crashes}")
-print(f"{len(lines)} readings in the live log; {len(problems)} problem(s)")
+recordings = {}
+for path_name, out in (("signal", out_root), ("acquire", f"{out_root}/acquire")):
+  if not os.path.isdir(out):
+    check(False, "the run left no results")
+    continue
+
+  scan = open(f"{out}/scan.txt").read()
+  check("BZ-HRM" in scan, "scan lists the peripheral by its advertised name BZ-HRM")
+  sensors = json.load(open(f"{out}/sensors.json"))
+  check(sensors and sensors[0].get("location") == "chest", "Body Sensor Location reads chest")
+  check(sensors and isinstance(sensors[0].get("battery"), int), "Battery Level was read")
+  # live.log ends with the first workout (or the ten seconds of the short form); the faulted workout restarts the
+  # peripheral, whose energy count restarts.
+  lines = [l for l in open(f"{out}/live.log").read().splitlines() if " bpm=" in l]
+  check(len(lines) >= (8 if short else 15), f"notifications arrived ({len(lines)} readings in the live log)")
+  check(lines and all("contact=yes" in l for l in lines), "every reading says contact detected (flags 0x06)")
+  bpms = [int(l.split(" bpm=")[1].split()[0]) for l in lines]
+  check(bpms and 90 <= min(bpms) and max(bpms) <= 130, f"heart rate within the peripheral's 90–130 bpm ({bpms[:3]}…)")
+  with_energy = [i for i, l in enumerate(lines) if "energy=" in l]
+  steps = {b - a for a, b in zip(with_energy, with_energy[1:])}
+  check(with_energy and steps <= {10}, f"energy on every 10th notification (at {with_energy})")
+  if not short:
+      workout = json.load(open(f"{out}/workout.json"))
+      hr = workout.get("statistics", {}).get("heartRate", {})
+      check(hr.get("count", 0) >= 15, f"the workout has heart-rate samples ({hr.get('count')})")
+      check(90 <= hr.get("minimum", 0) and hr.get("maximum", 999) <= 130,
+            f"the workout's heart rate within 90–130 bpm ({hr.get('minimum')}–{hr.get('maximum')})")
+      check(workout.get("pauses") == 1, "the pause was recorded")
+      energy = workout.get("statistics", {}).get("activeEnergyBurned", {}).get("sum")
+      check(energy is not None and energy % 10 == 0, f"energy comes in steps of 10 kJ ({energy})")
+      if os.path.exists(f"{out}/workout-faults.json"):
+          faults = json.load(open(f"{out}/workout-faults.json"))
+          fhr = faults.get("statistics", {}).get("heartRate", {})
+          check(faults.get("gaps") == 1, f"the time systoled was down is marked as a gap ({faults.get('gaps')})")
+          check(fhr.get("count", 0) >= 10, f"the faulted workout kept collecting ({fhr.get('count')} readings)")
+  wanted = "acquire" if path_name == "acquire" else "signal"
+  check(sensors and sensors[0].get("notify") == wanted and "notifyFallback" not in sensors[0],
+        f"the notifications travel by {wanted} ({sensors[0].get('notify') if sensors else None}, "
+        f"{sensors[0].get('notifyFallback') if sensors else None})")
+  if not short and os.path.exists(f"{out}/sensors-after-faults.json"):
+      after = json.load(open(f"{out}/sensors-after-faults.json"))
+      check(after and after[0].get("notify") == wanted, f"and still by {wanted} after the faults")
+  # Every notification: the peripheral sends one a second, so the readings fill the time they span.
+  times = [datetime.datetime.strptime(l[:23], "%Y-%m-%dT%H:%M:%S.%f").timestamp() for l in lines]
+  span = round(times[-1] - times[0]) + 1 if times else 0
+  check(times and abs(len(lines) - span) <= 1, f"a reading for each of the {span} seconds they span ({len(lines)})")
+  recordings[path_name] = lines
+  if os.path.exists(f"{out}/bluetoothd-crashes.txt"):
+      crashes = open(f"{out}/bluetoothd-crashes.txt").read().splitlines()
+      print(f"note {len(crashes)} crash(es) of the restarted bluetoothd, restarted by the VM's supervisor: {crashes}")
+  print(f"[{path_name}] {len(lines)} readings in the live log")
+path_name = "both"
+check(len(recordings) == 2, "both paths recorded what the peripheral sent, with the same checks")
+print(f"{len(problems)} problem(s)")
 sys.exit(1 if problems else 0)
 PY
 

@@ -1,28 +1,40 @@
-# Sourced by Benchmarks/ingest/outputs.sh and replication.sh: two systoleds side by side, each on a private
+# Sourced by Benchmarks/ingest/outputs.sh, replication.sh and notify.sh: systoleds side by side, each on a private
 # dbus-daemon of its own with a simulator of its own playing the same scenario (WORK/scenario.json), a workout
-# running in both. Needs WORK, BIN, SENSORS and the array PIDS; sets BUS_PIDS.
+# running in each. Needs WORK, BIN, SENSORS and the array PIDS; sets BUS_PIDS. Each side's folder holds the
+# process ids of its daemon (pid), simulator (sim.pid) and bus (bus.pid), and its bus's address (bus.address).
 source scripts/lib/private-bus.sh
 BUS_PIDS=""
 
-# start_side NAME EXTRA: the bus, the simulator and systoled for NAME, its configuration ending with EXTRA (TOML).
-start_side() {
-  local name=$1 extra=$2
+# start_simulator_side NAME [SIMULATOR ARGUMENTS…]: the bus and the simulator for NAME; sets ADDRESSES.
+start_simulator_side() {
+  local name=$1
+  shift
   mkdir -p "$WORK/$name"
   start_private_bus "$WORK/$name"
   BUS_PIDS="$BUS_PIDS $BUS_PID"
   printf '%s' "$BUS" > "$WORK/$name/bus.address"
-  "$BIN/systole-sim" --bus "$BUS" --scenario "$WORK/scenario.json" > "$WORK/$name/sim.out" &
+  echo "$BUS_PID" > "$WORK/$name/bus.pid"
+  "$BIN/systole-sim" --bus "$BUS" --scenario "$WORK/scenario.json" "$@" > "$WORK/$name/sim.out" &
   PIDS+=($!)
+  echo $! > "$WORK/$name/sim.pid"
   for _ in $(seq 600); do
     grep -q '^ready ' "$WORK/$name/sim.out" 2> /dev/null && [ "$(grep -c '^sensor ' "$WORK/$name/sim.out")" = "$SENSORS" ] && break
     sleep 0.1
   done
   mapfile -t ADDRESSES < <(awk '/^sensor /{print $3}' "$WORK/$name/sim.out")
+}
+
+# start_side NAME EXTRA [SIMULATOR ARGUMENTS…]: the bus, the simulator and systoled for NAME, its configuration
+# ending with EXTRA (TOML); top-level settings in SIDE_TOP_LEVEL (TOML lines) go before the tables.
+start_side() {
+  local name=$1 extra=$2
+  shift 2
+  start_simulator_side "$name" "$@"
   {
     echo "bus = \"$BUS\""
     echo "store = \"$WORK/$name/health.sqlite\""
     printf 'sensors = [%s]\n' "$(printf '"%s", ' "${ADDRESSES[@]}" | sed 's/, $//')"
-    echo
+    printf '%s\n' "${SIDE_TOP_LEVEL:-}"
     echo "[live_log]"
     echo "path = \"$WORK/$name/live.log\""
     echo "max_size = 1073741824"

@@ -49,7 +49,8 @@ public final class HeartRateSensor: Sendable {
         public var acquireTimeout: Duration = .seconds(10)
         /// An acquired socket that carries nothing for this long is given up for StartNotify: some sensors send
         /// their first notifications before bluetoothd is ready for them on this path, and some then send none.
-        public var acquireFirstValueTimeout: Duration = .seconds(5)
+        /// Two intervals of the slowest sensor known (earbuds notifying every 5 s).
+        public var acquireFirstValueTimeout: Duration = .seconds(10)
         /// After the socket hangs up, how long the device has to report its disconnect before the hang-up counts as
         /// the socket failing while the device stayed connected.
         public var hangUpGrace: Duration = .seconds(2)

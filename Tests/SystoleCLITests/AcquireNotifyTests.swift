@@ -185,7 +185,8 @@ import Testing
         let breaking = "A0:9E:1A:00:00:13"
         let configured = "A0:9E:1A:00:00:14"
         let all = [unsupported, silent, breaking, configured]
-        let dropout = #"[{"kind": "disconnect", "at": 14, "for": 2}]"#
+        // After the silent sensor's fallback (10 s after its socket was acquired).
+        let dropout = #"[{"kind": "disconnect", "at": 16, "for": 2}]"#
         let s = try await Setup(
             scenario: """
                 {"seed": 12, "sensors": [
@@ -203,12 +204,12 @@ import Testing
                 """
         )
         defer { s.stop() }
-        // Past the dropout (14–16 s), streaming again.
+        // Past the dropout (16–18 s), streaming again.
         for _ in 0..<120 {
             let sensors = try await s.sensors()
             let times = all.compactMap { try? s.sent(by: $0).last?.time }
             if sensors.filter({ $0["state"] as? String == "streaming" }).count == 4,
-                let first = try s.sent(by: configured).first?.time, times.allSatisfy({ $0 > first + 19 })
+                let first = try s.sent(by: configured).first?.time, times.allSatisfy({ $0 > first + 21 })
             {
                 break
             }
@@ -229,7 +230,7 @@ import Testing
                 #expect(status["notifyFallback"] == nil, "\(status)")
             }
             // Readings keep coming after the fallback and after the reconnect.
-            #expect(try s.sent(by: address).contains { $0.time > reference + 17 }, "\(address) stopped")
+            #expect(try s.sent(by: address).contains { $0.time > reference + 19 }, "\(address) stopped")
         }
         let text = try await s.systole(["sensors"]).standardOutput
         #expect(text.contains("notifications over signals (bluetoothd does not offer AcquireNotify)"), "\(text)")

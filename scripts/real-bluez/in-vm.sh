@@ -5,7 +5,8 @@
 # With SYSTOLE_BUS set (scripts/real-bluez/against-sim.sh), the first part plays against systole-sim on that
 # private bus instead, for comparison (SIM_PID: the simulator, restarted with SIGUSR1 where bluetoothd is); FAULTS=0
 # leaves out the faults.
-# SHORT=1 stops after ten seconds of notifications (no workout).
+# SHORT=1 stops after ten seconds of notifications (no workout). NOTIFY=acquire has systoled take the notifications
+# over AcquireNotify's socket ([bluetooth] notify = "acquire") instead of D-Bus signals.
 # usage (inside the VM): in-vm.sh BIN_DIR [workout seconds]
 set -uo pipefail
 BIN=$1
@@ -35,7 +36,9 @@ step "systoled --adapter $BZ_CENTRAL_ADAPTER --sensor $ADDR"
 # The store lives in the VM's own tmpfs: SQLite's WAL needs shared memory maps, which $BZ_OUT (9p) lacks.
 STATE=${STATE:-/tmp/systole}
 mkdir -p "$STATE"
-"$BIN/systoled" --config /dev/null "${BUS_OPTION[@]}" --adapter "$BZ_CENTRAL_ADAPTER" --sensor "$ADDR" \
+printf '[bluetooth]\nnotify = "%s"\n' "${NOTIFY:-signal}" > "$STATE/systoled.toml"
+CONFIG=$STATE/systoled.toml
+"$BIN/systoled" --config "$CONFIG" "${BUS_OPTION[@]}" --adapter "$BZ_CENTRAL_ADAPTER" --sensor "$ADDR" \
   --store "$STATE/health.sqlite" --live-log "$STATE/live.log" 2> "$OUT/systoled.err" &
 DAEMON=$!
 for _ in $(seq 100); do "$BIN/systole" status > /dev/null 2>&1 && break; sleep 0.2; done
@@ -146,13 +149,14 @@ else
 fi
 step "SIGKILL systoled and start it again"
 kill -9 "$DAEMON"; wait "$DAEMON" 2>/dev/null
-"$BIN/systoled" --config /dev/null "${BUS_OPTION[@]}" --adapter "$BZ_CENTRAL_ADAPTER" --sensor "$ADDR" \
+"$BIN/systoled" --config "$CONFIG" "${BUS_OPTION[@]}" --adapter "$BZ_CENTRAL_ADAPTER" --sensor "$ADDR" \
   --store "$STATE/health.sqlite" --live-log "$STATE/live.log" 2>> "$OUT/systoled.err" &
 DAEMON=$!
 for _ in $(seq 100); do "$BIN/systole" status > /dev/null 2>&1 && break; sleep 0.2; done
 "$BIN/systole" status
 wait_for_readings "systoled was killed and restarted"
 sleep 3
+"$BIN/systole" sensors --json > "$OUT/sensors-after-faults.json"
 touch "$STATE/.stopping"
 [ -e "$OUT/bluetoothd-crashes.txt" ] && { echo "bluetoothd crashes during the run:"; cat "$OUT/bluetoothd-crashes.txt"; }
 step "systole end (second workout)"

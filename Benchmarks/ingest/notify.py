@@ -1,0 +1,145 @@
+"""The measured window of `Benchmarks/ingest.sh --notify`: after WARMUP seconds, reads the CPU time of each side's
+consumer (systoled or bleak), dbus-daemon and simulator from /proc, follows each consumer's log (noting when each
+line becomes readable), and after SECONDS reads the CPU time again. Then per side: notifications sent (the
+simulator's emit log) and received (log lines) in the window, loss, CPU µs per notification received of each
+process, and for systoled the emit → line latency; and the goals. Prints a table, or one JSON object.
+
+usage: notify.py WORK WARMUP SECONDS SENSORS RATE JSON(0|1) CHECK(0|1) SIDE...
+"""
+import bisect
+import json
+import os
+import sys
+import time
+from datetime import datetime
+
+work, warmup, seconds, sensors, rate, as_json, check = sys.argv[1:8]
+sides = sys.argv[8:]
+warmup, seconds = float(warmup), float(seconds)
+ticks = os.sysconf("SC_CLK_TCK")
+roles = {"consumer": "pid", "dbus-daemon": "bus.pid", "simulator": "sim.pid"}
+
+
+def cpu(pid):
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def pid(side, role):
+    with open(f"{work}/{side}/{roles[role]}") as file:
+        return int(file.read())
+
+
+def line_time(token):
+    """A log line's receive time: systoled writes ISO 8601, the bleak client Unix seconds."""
+    if token.endswith("Z"):
+        return datetime.fromisoformat(token.replace("Z", "+00:00")).timestamp()
+    return float(token)
+
+
+time.sleep(warmup)
+logs = {side: open(f"{work}/{side}/live.log") for side in sides}
+for log in logs.values():
+    log.seek(0, 2)
+pending = {side: "" for side in sides}
+arrivals = {side: [] for side in sides}
+start = time.time()
+cpu_start = {side: {role: cpu(pid(side, role)) for role in roles} for side in sides}
+end = start + seconds
+while time.time() < end:
+    idle = True
+    for side, log in logs.items():
+        chunk = log.read()
+        if not chunk:
+            continue
+        idle = False
+        now = time.time()
+        pending[side] += chunk
+        *lines, pending[side] = pending[side].split("\n")
+        arrivals[side] += [(now, line) for line in lines if " bpm=" in line]
+    if idle:
+        time.sleep(0.001)
+stop = time.time()
+cpu_end = {side: {role: cpu(pid(side, role)) for role in roles} for side in sides}
+
+
+def emitted(side):
+    """Per sensor, the emit times of what the simulator sent (sorted), and how many fell in the window."""
+    by_sensor, in_window = {}, 0
+    with open(f"{work}/{side}/emit.jsonl") as log:
+        for line in log:
+            entry = json.loads(line)
+            by_sensor.setdefault(entry["sensor"], []).append(entry["unix"])
+            if start <= entry["unix"] < stop:
+                in_window += 1
+    return by_sensor, in_window
+
+
+def percentile(values, fraction):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(fraction * len(values)))] if values else None
+
+
+result = {"sensors": int(sensors), "rate": float(rate), "seconds": round(stop - start, 3), "sides": {}}
+for side in sides:
+    sent_by_sensor, sent = emitted(side)
+    received = 0
+    latencies = []
+    for readable, line in arrivals[side]:
+        parts = line.split(" ")
+        received_at = line_time(parts[0])
+        if not start <= received_at < stop:
+            continue
+        received += 1
+        times = sent_by_sensor.get(parts[1], [])
+        # The notification a line stands for: its sensor's latest emit before the line's receive time (a bus tick
+        # is far shorter than the 1/R s between a sensor's notifications).
+        index = bisect.bisect_right(times, received_at + 0.002) - 1
+        if index >= 0:
+            latencies.append((readable - times[index]) * 1000)
+    used = {role: cpu_end[side][role] - cpu_start[side][role] for role in roles}
+    per = {role: round(value / received * 1e6, 1) if received else None for role, value in used.items()}
+    result["sides"][side] = {
+        "sent": sent, "received": received, "loss": round(max(0.0, 1 - received / sent), 4) if sent else 1.0,
+        "sentPerSecond": round(sent / (stop - start), 1), "receivedPerSecond": round(received / (stop - start), 1),
+        "cpuSeconds": {role: round(value, 3) for role, value in used.items()},
+        "usPerNotification": per,
+        "consumerAndBusUs": round(per["consumer"] + per["dbus-daemon"], 1) if received else None,
+        "latencyMs": {"p50": round(percentile(latencies, 0.5), 1), "p99": round(percentile(latencies, 0.99), 1)}
+        if latencies and side != "bleak" else None,
+    }
+
+goals = {}
+s = result["sides"]
+if "signal" in s and "acquire" in s and s["acquire"]["consumerAndBusUs"]:
+    goals["systoledAndBusSignalOverAcquire"] = round(s["signal"]["consumerAndBusUs"] / s["acquire"]["consumerAndBusUs"], 2)
+if "bleak" in s and "acquire" in s and s["acquire"]["usPerNotification"]["consumer"]:
+    goals["bleakOverAcquireSystoled"] = round(
+        s["bleak"]["usPerNotification"]["consumer"] / s["acquire"]["usPerNotification"]["consumer"], 2)
+if "bleak" in s and "signal" in s and s["signal"]["usPerNotification"]["consumer"]:
+    goals["bleakOverSignalSystoled"] = round(
+        s["bleak"]["usPerNotification"]["consumer"] / s["signal"]["usPerNotification"]["consumer"], 2)
+result["goals"] = goals
+
+if as_json == "1":
+    print(json.dumps(result))
+else:
+    print(f"notify: {sensors} sensors at {rate} Hz on each side, {result['seconds']:.0f} s measured")
+    print(f"  {'side':8} {'sent':>7} {'received':>9} {'loss':>6}   µs per notification: "
+          f"{'consumer':>8} {'dbus-daemon':>11} {'both':>6} {'simulator':>9}   latency p50/p99")
+    for side, r in s.items():
+        per = r["usPerNotification"]
+        latency = f"{r['latencyMs']['p50']} / {r['latencyMs']['p99']} ms" if r["latencyMs"] else "-"
+        print(f"  {side:8} {r['sent']:7} {r['received']:9} {r['loss'] * 100:5.2f}%   {'':21}"
+              f"{per['consumer']:>8} {per['dbus-daemon']:>11} {r['consumerAndBusUs']:>6} {per['simulator']:>9}   "
+              f"{latency}")
+    if "systoledAndBusSignalOverAcquire" in goals:
+        print(f"  systoled + dbus-daemon, signal / acquire: {goals['systoledAndBusSignalOverAcquire']} (goal ≥ 3)")
+    if "bleakOverAcquireSystoled" in goals:
+        print(f"  bleak / systoled on acquire: {goals['bleakOverAcquireSystoled']} (goal ≥ 5)")
+    if "bleakOverSignalSystoled" in goals:
+        print(f"  bleak / systoled on signal: {goals['bleakOverSignalSystoled']}")
+if check == "1" and any(r["received"] == 0 or r["loss"] > 0.05 for r in s.values()):
+    print("ingest --notify: a side received nothing or lost more than 5 %", file=sys.stderr)
+    sys.exit(1)

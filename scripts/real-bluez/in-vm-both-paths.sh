@@ -1,0 +1,12 @@
+#!/bin/bash
+# Runs inside the VM of scripts/real-bluez/vm.sh: scripts/real-bluez/in-vm.sh twice on one boot, first with systoled
+# on D-Bus signals (StartNotify; its results in $BZ_OUT), then on AcquireNotify's socket (in $BZ_OUT/acquire, its
+# store in a folder of its own).
+# usage (inside the VM): in-vm-both-paths.sh BIN_DIR [workout seconds]
+set -uo pipefail
+here=$(dirname "$0")
+NOTIFY=signal bash "$here/in-vm.sh" "$@" || exit $?
+mkdir -p "$BZ_OUT/acquire"
+echo
+echo "==== the same again, with systoled on AcquireNotify"
+NOTIFY=acquire BZ_OUT=$BZ_OUT/acquire STATE=/tmp/systole-acquire bash "$here/in-vm.sh" "$@"
