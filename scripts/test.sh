@@ -31,8 +31,9 @@ swift test --skip-build --filter ReplicationTests
 echo "== the real Bluetooth stack (bluetoothd 5.66 in a VM), short form, and systole-sim held to it"
 scripts/test-real-bluez.sh --short
 
-echo "== smoke: Benchmarks/ingest.sh (5 sensors, 4 s, with bleak; --outputs; --replication) and scripts/torture.sh (3 workouts, disk full)"
+echo "== smoke: Benchmarks/ingest.sh (5 sensors, 4 s, with bleak; --notify; --outputs; --replication) and scripts/torture.sh (3 workouts, disk full)"
 Benchmarks/ingest.sh --debug --check --sensors 5 --rate 4 --seconds 4 --warmup 2
+Benchmarks/ingest.sh --notify --debug --check --sensors 5 --rate 4 --seconds 4 --warmup 2
 Benchmarks/ingest.sh --outputs --debug --check --sensors 5 --rate 4 --seconds 4 --warmup 2
 Benchmarks/ingest.sh --replication --debug --check --sensors 5 --rate 4 --seconds 4 --backlog 5
 scripts/torture.sh --debug --workouts 3

@@ -11,10 +11,7 @@ import Testing
 @Suite struct AcquireNotifyTests {
     @Test func everyValueComesOverTheSocketAndTheCharacteristicIsHeldExclusively() async throws {
         try await withSimulator(scenario(.polarH10, rate: 20)) { bt in
-            let adapter = try bt.client.adapter(named: nil)
-            let device = try await bt.discoverFirstDevice(on: adapter)
-            try await bt.connect(device)
-            let measurement = try #require(device.characteristic(.heartRateMeasurement, in: .heartRateService))
+            let (device, measurement) = try await bt.connectedMeasurement()
             let received = Mutex<[[UInt8]]>([])
             let session = try await measurement.acquireNotifications { notification in
                 received.withLock { $0.append(notification.value) }
@@ -56,10 +53,7 @@ import Testing
 
     @Test func closingTheSocketReleasesItAndAStartNotifySessionKeepsItFromBeingAcquired() async throws {
         try await withSimulator(scenario(.polarH10, rate: 20)) { bt in
-            let adapter = try bt.client.adapter(named: nil)
-            let device = try await bt.discoverFirstDevice(on: adapter)
-            try await bt.connect(device)
-            let measurement = try #require(device.characteristic(.heartRateMeasurement, in: .heartRateService))
+            let (_, measurement) = try await bt.connectedMeasurement()
             let first = Task { try await measurement.acquireNotifications { _ in }.ended() }
             #expect(
                 await eventually {

@@ -51,6 +51,14 @@ struct SimulatedBluetooth {
         )
     }
 
+    /// Discovers the first device, connects it, and returns it with its Heart Rate Measurement characteristic.
+    func connectedMeasurement() async throws -> (BluetoothDevice, GattCharacteristic) {
+        let adapter = try client.adapter(named: nil)
+        let device = try await discoverFirstDevice(on: adapter)
+        try await connect(device)
+        return (device, try #require(device.characteristic(.heartRateMeasurement, in: .heartRateService)))
+    }
+
     /// The first device bluetoothd knows for simulated sensor `index`, found by address.
     func device(_ index: Int) async throws -> BluetoothDevice? {
         let address = try BluetoothAddress(await simulator.sensorAddresses[index])

@@ -245,6 +245,38 @@ import Testing
         }
     }
 
+    /// Earbuds that refuse an unpaired host are paired and then acquired; nothing falls back and no StopNotify is
+    /// sent after the refused acquire (bluetoothd 5.66 may touch freed memory then).
+    @Test func aSensorThatNeedsPairingIsPairedAndThenAcquired() async throws {
+        let earbuds = "5C:F7:00:00:00:31"
+        let s = try await Setup(
+            scenario: #"{"seed": 14, "sensors": [{"model": "powerbeats-pro-2", "address": "\#(earbuds)", "rate": 2}]}"#,
+            config: """
+                sensors = ["\(earbuds)"]
+                [bluetooth]
+                notify = "acquire"
+
+                """
+        )
+        defer { s.stop() }
+        var status: [String: Any] = [:]
+        for _ in 0..<100 {
+            status = try await s.sensor(earbuds)
+            if status["state"] as? String == "streaming", status["notify"] != nil { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        #expect(status["notify"] as? String == "acquire", "\(status)")
+        #expect(status["notifyFallback"] == nil, "\(status)")
+        let sent = try await {
+            for _ in 0..<50 {
+                if let sent = try? s.sent(by: earbuds), sent.count >= 4 { return sent }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            return try s.sent(by: earbuds)
+        }()
+        #expect(sent.count >= 4, "the earbuds' notifications reach the socket once paired")
+    }
+
     /// `systole monitor --notify acquire` prints what the strap sent; while it holds the sensor, a client that
     /// wants signals is told who holds it (and nothing is paired for it), and a second acquirer falls back and is
     /// refused as bluetoothd refuses it.
