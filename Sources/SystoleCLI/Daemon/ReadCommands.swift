@@ -87,7 +87,7 @@ struct StatusCommand: AsyncParsableCommand {
 struct SensorsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sensors",
-        abstract: "List the sensors systoled keeps connected, with battery, location and contact."
+        abstract: "List the sensors systoled keeps connected: battery, location, contact, and how notifications travel."
     )
     @OptionGroup var daemon: ControlOptions
     @Flag(help: "Print JSON.") var json = false
