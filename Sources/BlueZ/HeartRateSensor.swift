@@ -402,17 +402,19 @@ public final class HeartRateSensor: Sendable {
         } catch {
             refusal = error
         }
-        if refusal.kind == .notPermitted, refusal.message.contains("Notify acquired"), method == .signal {
-            // Not a pairing matter: another client holds the notifications exclusively.
+        // Not a pairing matter: another client holds the notifications exclusively.
+        let heldByAnother = refusal.kind == .notPermitted && refusal.message.contains("Notify acquired")
+        if heldByAnother, method == .signal {
             throw BlueZError(
                 .notPermitted,
                 "another program holds this sensor's notifications through AcquireNotify (systoled with notify = "
                     + "\"acquire\", or 'systole monitor --notify acquire'), and bluetoothd lets no one else subscribe "
-                    + "meanwhile"
+                    + "meanwhile: stop that program, or set this sensor to \"signal\" under [bluetooth] in "
+                    + "systoled's configuration"
             )
         }
         let needsPairing = [BlueZError.Kind.notPermitted, .notAuthorized, .authenticationFailed].contains(refusal.kind)
-        if options.pairsWhenRequired, needsPairing, !device.isPaired, !refusal.message.contains("Notify acquired") {
+        if options.pairsWhenRequired, needsPairing, !device.isPaired, !heldByAnother {
             report(.pairing)
             if let agent = options.agent {
                 try await agent.pair(device)

@@ -171,15 +171,21 @@ import Testing
         ((workout["statistics"] as? [String: Any])?[type] as? [String: Any]) ?? [:]
     }
 
-    @Test func impossibleHeartRatesAreNotReadings() async throws {
+    @Test(arguments: ["signal", "acquire"])
+    func impossibleHeartRatesAreNotReadings(notify: String) async throws {
         let attack = try await Attack(
             attacker: """
                 {"model": "polar-h10", "address": "\(Self.attacker)", "rate": 4, "faults": [
-                  {"kind": "impossible-heart-rate", "at": 0, "for": 60, "bpm": 65535}]}
+                  {"kind": "impossible-heart-rate", "at": 0, "for": 60, "bpm": 65535},
+                  {"kind": "malformed", "at": 0, "every": 5}]}
                 """,
-            seconds: 8
+            seconds: 8,
+            notify: notify
         )
         defer { attack.stop() }
+        let counts = try await attack.sensor(Self.attacker)
+        #expect(counts["notify"] as? String == notify, "\(counts)")
+        #expect(counts["malformed"] as? Int ?? 0 >= 4, "\(counts)")
         let heartRate = Self.statistics(attack.workout, "heartRate")
         #expect((heartRate["maximum"] as? Double ?? 999) <= 250, "\(heartRate)")
         #expect((heartRate["minimum"] as? Double ?? 0) >= 25)

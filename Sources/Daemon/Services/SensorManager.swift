@@ -214,7 +214,7 @@ final class SensorManager: Service, Sendable {
         if case .notifying(_, let reason?) = event, statuses.withLock({ $0[index]?.notifyFallback }) != reason {
             let address = statuses.withLock { $0[index]?.address } ?? "any"
             logger.warning(
-                "sensor \(address): notifications over D-Bus signals (StartNotify) instead of AcquireNotify until systoled restarts: \(reason)"
+                "sensor \(address): notifications over D-Bus signals (StartNotify) instead of AcquireNotify until systoled restarts: \(reason). To keep it on signals without trying again, set \"\(address)\" = \"signal\" under [bluetooth]"
             )
         }
         update(index) { status in
