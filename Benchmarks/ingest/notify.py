@@ -65,30 +65,41 @@ while time.time() < end:
         time.sleep(0.001)
 stop = time.time()
 cpu_end = {side: {role: cpu(pid(side, role)) for role in roles} for side in sides}
-for side in sides:
-    os.kill(pid(side, "simulator"), signal.SIGSTOP)
-time.sleep(2)
-totals = {}
-for side in sides:
-    with open(f"{work}/{side}/emit.jsonl") as log:
-        sent_total = sum(1 for _ in log)
-    with open(f"{work}/{side}/live.log") as log:
-        received_total = sum(1 for line in log if " bpm=" in line)
-    totals[side] = (sent_total, received_total)
-for side in sides:
-    os.kill(pid(side, "simulator"), signal.SIGCONT)
 
 
 def emitted(side):
-    """Per sensor, the emit times of what the simulator sent (sorted), and how many fell in the window."""
-    by_sensor, in_window = {}, 0
+    """Per sensor, the emit times of what the simulator sent (sorted), how many fell in the window, and how many in
+    all (read while the simulator is stopped, so no line is half written)."""
+    by_sensor, in_window, total = {}, 0, 0
     with open(f"{work}/{side}/emit.jsonl") as log:
         for line in log:
             entry = json.loads(line)
             by_sensor.setdefault(entry["sensor"], []).append(entry["unix"])
+            total += 1
             if start <= entry["unix"] < stop:
                 in_window += 1
-    return by_sensor, in_window
+    return by_sensor, in_window, total
+
+
+# Stopped, and always resumed: a simulator left stopped ignores the SIGTERM of the script's cleanup, which would
+# then wait for it forever.
+simulators = [pid(side, "simulator") for side in sides]
+emits, totals = {}, {}
+try:
+    for simulator in simulators:
+        os.kill(simulator, signal.SIGSTOP)
+    time.sleep(2)
+    for side in sides:
+        emits[side] = emitted(side)
+        with open(f"{work}/{side}/live.log") as log:
+            received_total = sum(1 for line in log if " bpm=" in line)
+        totals[side] = (emits[side][2], received_total)
+finally:
+    for simulator in simulators:
+        try:
+            os.kill(simulator, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
 
 
 def percentile(values, fraction):
@@ -98,7 +109,7 @@ def percentile(values, fraction):
 
 result = {"sensors": int(sensors), "rate": float(rate), "seconds": round(stop - start, 3), "sides": {}}
 for side in sides:
-    sent_by_sensor, sent = emitted(side)
+    sent_by_sensor, sent, _ = emits[side]
     received = 0
     latencies = []
     for readable, line in arrivals[side]:
@@ -118,7 +129,8 @@ for side in sides:
     sent_total, received_total = totals[side]
     result["sides"][side] = {
         "sent": sent, "received": received, "sentTotal": sent_total, "receivedTotal": received_total,
-        "lost": max(0, sent_total - received_total),
+        # Negative when the consumer logged more than was sent (a duplicate): shown as it is, never hidden.
+        "lost": sent_total - received_total,
         "loss": round(max(0.0, 1 - received_total / sent_total), 5) if sent_total else 1.0,
         "sentPerSecond": round(sent / (stop - start), 1), "receivedPerSecond": round(received / (stop - start), 1),
         "cpuSeconds": {role: round(value, 3) for role, value in used.items()},
@@ -128,17 +140,23 @@ for side in sides:
         if latencies and side != "bleak" else None,
     }
 
-goals = {}
 s = result["sides"]
-if "signal" in s and "acquire" in s and s["acquire"]["consumerAndBusUs"]:
-    goals["systoledAndBusSignalOverAcquire"] = round(s["signal"]["consumerAndBusUs"] / s["acquire"]["consumerAndBusUs"], 2)
-if "bleak" in s and "acquire" in s and s["acquire"]["usPerNotification"]["consumer"]:
-    goals["bleakOverAcquireSystoled"] = round(
-        s["bleak"]["usPerNotification"]["consumer"] / s["acquire"]["usPerNotification"]["consumer"], 2)
-if "bleak" in s and "signal" in s and s["signal"]["usPerNotification"]["consumer"]:
-    goals["bleakOverSignalSystoled"] = round(
-        s["bleak"]["usPerNotification"]["consumer"] / s["signal"]["usPerNotification"]["consumer"], 2)
-result["goals"] = goals
+
+
+def ratio(over, under, key):
+    """over's figure / under's, or None when either side is missing or received nothing."""
+    a = s.get(over, {}).get(key) if key == "consumerAndBusUs" else s.get(over, {}).get("usPerNotification", {}).get(key)
+    b = s.get(under, {}).get(key) if key == "consumerAndBusUs" else s.get(under, {}).get("usPerNotification", {}).get(key)
+    return round(a / b, 2) if a and b else None
+
+
+goals = {
+    "systoledAndBusSignalOverAcquire": ratio("signal", "acquire", "consumerAndBusUs"),
+    "bleakOverAcquireSystoled": ratio("bleak", "acquire", "consumer"),
+    "bleakOverSignalSystoled": ratio("bleak", "signal", "consumer"),
+}
+result["goals"] = {key: value for key, value in goals.items() if value is not None}
+goals = result["goals"]
 
 if as_json == "1":
     print(json.dumps(result))
@@ -150,15 +168,16 @@ else:
     for side, r in s.items():
         per = r["usPerNotification"]
         latency = f"{r['latencyMs']['p50']} / {r['latencyMs']['p99']} ms" if r["latencyMs"] else "-"
+        shown = {key: "-" if value is None else value for key, value in per.items()}
+        both = "-" if r["consumerAndBusUs"] is None else r["consumerAndBusUs"]
         print(f"  {side:8} {r['sentTotal']:7} {r['receivedTotal']:9} {r['lost']:6}   {'':21}"
-              f"{per['consumer']:>8} {per['dbus-daemon']:>11} {r['consumerAndBusUs']:>6} {per['simulator']:>9}   "
-              f"{latency}")
+              f"{shown['consumer']:>8} {shown['dbus-daemon']:>11} {both:>6} {shown['simulator']:>9}   {latency}")
     if "systoledAndBusSignalOverAcquire" in goals:
         print(f"  systoled + dbus-daemon, signal / acquire: {goals['systoledAndBusSignalOverAcquire']} (goal ≥ 3)")
     if "bleakOverAcquireSystoled" in goals:
         print(f"  bleak / systoled on acquire: {goals['bleakOverAcquireSystoled']} (goal ≥ 5)")
     if "bleakOverSignalSystoled" in goals:
         print(f"  bleak / systoled on signal: {goals['bleakOverSignalSystoled']}")
-if check == "1" and any(r["received"] == 0 or r["loss"] > 0.05 for r in s.values()):
-    print("ingest --notify: a side received nothing or lost more than 5 %", file=sys.stderr)
+if check == "1" and any(r["received"] == 0 or r["loss"] > 0.05 or r["lost"] < 0 for r in s.values()):
+    print("ingest --notify: a side received nothing, lost more than 5 %, or logged more than was sent", file=sys.stderr)
     sys.exit(1)

@@ -55,7 +55,10 @@ if [ "$SWEEP" = 1 ]; then
   # so exactly; a notification in ten thousand is allowed for one sent just as the simulator was stopped).
   sweep_step() {
     local out offered received loss
-    out=$("$0" --notify "$1" --no-bleak --sensors "$SENSORS" --rate "$2" --seconds "$step_seconds" --warmup 5 --json)
+    # A failed run is not loss: stop the sweep and say so.
+    out=$(Benchmarks/ingest/notify.sh --notify "$1" --no-bleak --sensors "$SENSORS" --rate "$2" \
+      --seconds "$step_seconds" --warmup 5 --json) \
+      || { echo "ingest --notify --sweep: the run at $2 Hz on $1 failed" >&2; exit 1; }
     read -r offered received loss < <(python3 -c '
 import json, sys
 side = json.loads(sys.argv[1])["sides"][sys.argv[2]]
@@ -99,7 +102,8 @@ WORK=$(mktemp -d /tmp/systole-notify.XXXXXX)
 chmod 755 "$WORK"
 PIDS=()
 cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2> /dev/null || true; done
+  # A simulator stopped for the count (notify.py) is continued first: a stopped process does not act on SIGTERM.
+  for pid in "${PIDS[@]}"; do kill -CONT "$pid" 2> /dev/null || true; kill "$pid" 2> /dev/null || true; done
   wait 2> /dev/null || true
   for pid in ${BUS_PIDS:-}; do kill -9 "$pid" 2> /dev/null || true; done
   rm -rf "$WORK"

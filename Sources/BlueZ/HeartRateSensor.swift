@@ -403,16 +403,8 @@ public final class HeartRateSensor: Sendable {
             refusal = error
         }
         // Not a pairing matter: another client holds the notifications exclusively.
-        let heldByAnother = refusal.kind == .notPermitted && refusal.message.contains("Notify acquired")
-        if heldByAnother, method == .signal {
-            throw BlueZError(
-                .notPermitted,
-                "another program holds this sensor's notifications through AcquireNotify (systoled with notify = "
-                    + "\"acquire\", or 'systole monitor --notify acquire'), and bluetoothd lets no one else subscribe "
-                    + "meanwhile: stop that program, or set this sensor to \"signal\" under [bluetooth] in "
-                    + "systoled's configuration"
-            )
-        }
+        let heldByAnother = Self.isHeldByAnother(refusal)
+        if heldByAnother, method == .signal { throw Self.heldByAnother }
         let needsPairing = [BlueZError.Kind.notPermitted, .notAuthorized, .authenticationFailed].contains(refusal.kind)
         if options.pairsWhenRequired, needsPairing, !device.isPaired, !heldByAnother {
             report(.pairing)
@@ -432,12 +424,29 @@ public final class HeartRateSensor: Sendable {
         } else {
             throw refusal
         }
-        return subscribed(
-            try await measurement.notifications(onValue: onValue),
-            .signal,
-            reason: self.fallback(address)
-        )
+        do {
+            return subscribed(
+                try await measurement.notifications(onValue: onValue),
+                .signal,
+                reason: self.fallback(address)
+            )
+        } catch {
+            throw Self.isHeldByAnother(error) ? Self.heldByAnother : error
+        }
     }
+
+    private static func isHeldByAnother(_ error: BlueZError) -> Bool {
+        error.kind == .notPermitted && error.message.contains("Notify acquired")
+    }
+
+    /// What a client is told when bluetoothd refuses it because another client acquired the notifications.
+    private static let heldByAnother = BlueZError(
+        .notPermitted,
+        "another program holds this sensor's notifications through AcquireNotify (systoled with notify = "
+            + "\"acquire\", or 'systole monitor --notify acquire'), and bluetoothd lets no one else subscribe "
+            + "meanwhile: stop that program, or set this sensor to \"signal\" under [bluetooth] in systoled's "
+            + "configuration"
+    )
 
     private func open(
         _ measurement: GattCharacteristic,

@@ -71,12 +71,15 @@ public struct CentralDatabase: Sendable {
     /// Finished workouts, oldest first, of one athlete or all.
     public func workouts(athlete: String? = nil, idPrefix: String? = nil) async throws -> [Entry] {
         var entries: [Entry] = []
-        let prefix = (idPrefix ?? "").lowercased().filter { $0.isHexDigit || $0 == "-" }
+        // As the local store takes a prefix: dashes or not, hex only, at most the 32 digits of a UUID. Anything
+        // else matches nothing (dropping the rest would turn "xyz" into every workout).
+        let prefix = (idPrefix ?? "").replacingOccurrences(of: "-", with: "").lowercased()
+        guard prefix.count <= 32, prefix.allSatisfy(\.isHexDigit) else { return [] }
         let rows = try await query(
             """
             SELECT w.body::text, r.name FROM systole_workout w JOIN systole_receiver r USING (store_id)
             WHERE (\(athlete)::text IS NULL OR w.athlete = \(athlete))
-              AND lower(w.id::text) LIKE \(prefix + "%")
+              AND replace(w.id::text, '-', '') LIKE \(prefix + "%")
             ORDER BY w.start_time, w.id
             """
         )

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// A PostgreSQL connection URI as libpq and psql take it:
 /// `postgresql://[user[:password]@]host[:port][/database][?sslmode=…&sslrootcert=…]`.
@@ -113,16 +114,23 @@ public struct PostgresAddress: Sendable, Equatable {
         }
     }
 
-    /// Whether only this machine reaches `host`.
+    /// Whether only this machine reaches `host`: `localhost`, an address in 127.0.0.0/8, or ::1. Parsed as an address,
+    /// so a name that merely starts with "127." (`127.example.org`) is not loopback and gets TLS by default.
     public static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        if host == "localhost" { return true }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, host, &v6) == 1 else { return false }
+        return withUnsafeBytes(of: &v6) { $0.elementsEqual([UInt8](repeating: 0, count: 15) + [1]) }
     }
 
     /// A host name (letters, digits and dashes in dot-separated labels) or an IP address.
     static func isHost(_ text: String) -> Bool {
         guard !text.isEmpty, text.utf8.count <= 253 else { return false }
         if text.contains(":") {
-            return text.utf8.allSatisfy { $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") || isHexDigit($0) }
+            var v6 = in6_addr()
+            return inet_pton(AF_INET6, text, &v6) == 1
         }
         return text.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { label in
             (1...63).contains(label.utf8.count) && !label.hasPrefix("-") && !label.hasSuffix("-")

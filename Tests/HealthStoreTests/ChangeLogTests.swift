@@ -37,7 +37,11 @@ import WorkoutKit
         // A reopened store has them all: they were committed with the changes themselves.
         let reopened = try opened(folder)
         let changes = try await reopened.changes(after: 0)
-        #expect(changes.map(\.sequence) == changes.map(\.sequence).sorted())
+        let sequences = changes.map(\.sequence)
+        #expect(
+            zip(sequences, sequences.dropFirst()).allSatisfy { $1 == $0 + 1 },
+            "one number per change: \(sequences)"
+        )
         guard changes.count == 5, case .samples(let a, let idA) = changes[0].kind,
             case .samples(let b, let idB) = changes[1].kind,
             case .workoutSaved(let saved, let savedID) = changes[2].kind,

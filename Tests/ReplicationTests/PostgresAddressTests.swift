@@ -21,6 +21,12 @@ import Testing
         #expect(v6.host == "::1" && v6.port == 7000 && v6.tls == .require)
         let bare = try PostgresAddress(parsing: "postgresql://localhost")
         #expect(bare.username == nil && bare.database == nil && bare.tls == .disable)
+        // Loopback is an address, not a name that looks like one: these are other machines, so TLS by default.
+        for host in ["127.example.org", "127.0.0.1.example.org", "::2"] {
+            let remote = try PostgresAddress(parsing: "postgresql://u@\(host.contains(":") ? "[\(host)]" : host)/d")
+            #expect(remote.tls == .verifyFull, "\(host)")
+        }
+        #expect(try PostgresAddress(parsing: "postgresql://u@127.8.9.10/d").tls == .disable)
     }
 
     @Test(arguments: [
@@ -36,6 +42,8 @@ import Testing
         ("postgresql://u%0A@h/d", "not valid percent-encoded text"),
         ("postgresql://u@[::1/d", "needs its ]"),
         ("postgresql://u@h/d\u{1B}[31m", "printable"),
+        ("postgresql://u@fe80::1/d", "not a host name"),
+        ("postgresql://u@[fe80::zz]/d", "not a host name"),
     ])
     func mistakesAreNamed(address: String, expected: String) {
         do {

@@ -229,8 +229,8 @@ import Testing
             } else {
                 #expect(status["notifyFallback"] == nil, "\(status)")
             }
-            // Readings keep coming after the fallback and after the reconnect.
-            #expect(try s.sent(by: address).contains { $0.time > reference + 19 }, "\(address) stopped")
+            // systoled kept taking readings after the fallback and after the reconnect.
+            #expect((status["lastReading"] as? Double ?? 0) > reference + 19, "\(address) stopped: \(status)")
         }
         let text = try await s.systole(["sensors"]).standardOutput
         #expect(text.contains("notifications over signals (bluetoothd does not offer AcquireNotify)"), "\(text)")
@@ -275,11 +275,14 @@ import Testing
             return try s.sent(by: earbuds)
         }()
         #expect(sent.count >= 4, "the earbuds' notifications reach the socket once paired")
+        // And systoled took them.
+        let last = try await s.sensor(earbuds)["lastReading"] as? Double ?? 0
+        #expect(sent.count >= 4 && last >= sent[3].time, "systoled's last reading at \(last)")
     }
 
     /// `systole monitor --notify acquire` prints what the strap sent; while it holds the sensor, a client that
-    /// wants signals is told who holds it (and nothing is paired for it), and a second acquirer falls back and is
-    /// refused as bluetoothd refuses it.
+    /// wants signals is told that another program holds it (and is not paired for it), and so is a second acquirer,
+    /// after its fallback to StartNotify is refused too.
     @Test func monitorAcquiresAndAnotherClientIsToldWhy() async throws {
         let strap = "A0:9E:1A:00:00:21"
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("monitor-acquire-\(UUID())")
@@ -308,6 +311,12 @@ import Testing
             "\(refused.standardError)"
         )
         #expect(!refused.standardError.contains("pairing"), "\(refused.standardError)")
+        let second = try await CommandRunner.run(
+            "systole",
+            ["monitor", strap, "--notify", "acquire", "--count", "1", "--seconds", "5", "--bus", bus.address]
+        )
+        #expect(second.status == 1)
+        #expect(second.standardError.contains("another program holds"), "\(second.standardError)")
         let result = try await holder
         #expect(result.standardError.contains("notifications over AcquireNotify"), "\(result.standardError)")
         let printed = result.standardOutput.split(separator: "\n").compactMap {

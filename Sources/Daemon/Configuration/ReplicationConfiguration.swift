@@ -68,8 +68,12 @@ extension DaemonConfiguration {
             }
             replication.receiver = name
         case "backlog_limit":
-            guard case .integer(let limit) = entry.value, (10_000...1_000_000_000).contains(limit) else {
-                throw Reason("replication.backlog_limit is a whole number of samples, from 10000 to 1000000000")
+            // About 140 bytes a sample on the receiver's disk: the most is some 7 GB, a month of a hundred straps at 4 Hz.
+            guard case .integer(let limit) = entry.value, (10_000...50_000_000).contains(limit) else {
+                throw Reason(
+                    "replication.backlog_limit is a whole number of samples, from 10000 to 50000000 (about 140 bytes "
+                        + "each on this machine's disk while they wait)"
+                )
             }
             replication.backlogLimit = limit
         default:

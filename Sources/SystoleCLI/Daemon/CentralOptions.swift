@@ -12,7 +12,8 @@ struct CentralOptions: ParsableArguments {
         name: .customLong("database"),
         help: ArgumentHelp(
             "Read the central PostgreSQL database that receivers replicate into, instead of systoled: "
-                + "postgresql://USER@HOST/DB (password in the address or $PGPASSWORD; sslmode as psql takes it).",
+                + "postgresql://USER@HOST/DB (the password in $PGPASSWORD: in the address every local user sees it in "
+                + "'ps'; ?sslmode=disable, require or verify-full, by default disable on loopback and verify-full elsewhere).",
             valueName: "url"
         )
     )
@@ -21,11 +22,19 @@ struct CentralOptions: ParsableArguments {
     /// The parsed address, or nil without `--database`.
     func address() throws -> PostgresAddress? {
         guard let database else { return nil }
+        let address: PostgresAddress
         do {
-            return try PostgresAddress(parsing: database)
+            address = try PostgresAddress(parsing: database)
         } catch {
             throw CommandFailure.usage("--database: \(error.description)")
         }
+        if address.password != nil {
+            printError(
+                "systole: warning: the password in --database is visible to every user of this machine (ps); "
+                    + "put it in $PGPASSWORD instead"
+            )
+        }
+        return address
     }
 
     /// Runs `body` against the central database, with errors that say what to do.
@@ -44,7 +53,7 @@ struct CentralOptions: ParsableArguments {
         } catch {
             throw CommandFailure.invalidInput(
                 "cannot read the central database at \(address.host):\(address.port): \(Replicator.describe(error)). "
-                    + "Check the address, the password (in the address or $PGPASSWORD) and sslmode"
+                    + "Check the address, the password ($PGPASSWORD) and sslmode"
             )
         }
     }
@@ -92,13 +101,16 @@ enum CentralWorkouts {
     }
 
     /// The average heart rate of each minute since the start (nil without readings), at most a week of minutes.
+    /// The central database is written by every receiver: a date that is infinite or far off must not trap here.
     static func perMinute(_ recording: ActivityRecording) -> [Double?] {
-        let minutes = min(7 * 24 * 60, Int((recording.end.timeIntervalSince(recording.start) / 60).rounded(.up)))
-        var sums = [Double](repeating: 0, count: max(0, minutes))
-        var counts = [Int](repeating: 0, count: max(0, minutes))
+        let length = (recording.end.timeIntervalSince(recording.start) / 60).rounded(.up)
+        let minutes = length.isFinite ? Int(max(0, min(length, 7 * 24 * 60))) : 0
+        var sums = [Double](repeating: 0, count: minutes)
+        var counts = [Int](repeating: 0, count: minutes)
         for reading in recording.readings {
-            let index = Int(reading.date.timeIntervalSince(recording.start) / 60)
-            guard sums.indices.contains(index) else { continue }
+            let offset = reading.date.timeIntervalSince(recording.start) / 60
+            guard offset >= 0, offset < Double(minutes) else { continue }
+            let index = Int(offset)
             sums[index] += reading.bpm
             counts[index] += 1
         }
