@@ -133,13 +133,8 @@ for product in systole-sim systoled systole systole-sensor-ingest; do
 done
 BIN=$(swift build "${BUILD_FLAGS[@]}" --show-bin-path)
 
-if [ "$BLEAK" = 1 ] && [ "$WAKEUPS" != only ]; then
-  VENV=${XDG_CACHE_HOME:-$HOME/.cache}/systole-bench/venv
-  if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import bleak" 2> /dev/null; then
-    python3 -m venv "$VENV" >&2
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check bleak >&2
-  fi
-fi
+source scripts/lib/bleak-venv.sh
+if [ "$BLEAK" = 1 ] && [ "$WAKEUPS" != only ]; then ensure_bleak_venv; fi
 
 source scripts/lib/private-bus.sh
 WORK=$(mktemp -d /tmp/systole-ingest.XXXXXX)

@@ -83,32 +83,10 @@ print(side["sentPerSecond"], side["receivedPerSecond"], side["loss"])' "$out" "$
   exit 0
 fi
 
-source scripts/lib/release-build.sh
-build_flags "$CONFIG"
-for product in systole-sim systoled systole; do
-  swift build "${BUILD_FLAGS[@]}" --product "$product" >&2
-done
-BIN=$(swift build "${BUILD_FLAGS[@]}" --show-bin-path)
-if [ "$BLEAK" = 1 ]; then
-  VENV=${XDG_CACHE_HOME:-$HOME/.cache}/systole-bench/venv
-  if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import bleak" 2> /dev/null; then
-    python3 -m venv "$VENV" >&2
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check bleak >&2
-  fi
-fi
-
 source Benchmarks/ingest/side-by-side.sh
-WORK=$(mktemp -d /tmp/systole-notify.XXXXXX)
-chmod 755 "$WORK"
-PIDS=()
-cleanup() {
-  # A simulator stopped for the count (notify.py) is continued first: a stopped process does not act on SIGTERM.
-  for pid in "${PIDS[@]}"; do kill -CONT "$pid" 2> /dev/null || true; kill "$pid" 2> /dev/null || true; done
-  wait 2> /dev/null || true
-  for pid in ${BUS_PIDS:-}; do kill -9 "$pid" 2> /dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+side_setup notify
+source scripts/lib/bleak-venv.sh
+if [ "$BLEAK" = 1 ]; then ensure_bleak_venv; fi
 
 # bleak takes services when ServicesResolved is signalled and fails when the GATT objects come after it (see
 # ingest.sh), so the simulator announces them first; systoled handles both orders.

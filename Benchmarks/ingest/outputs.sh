@@ -28,27 +28,10 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-source scripts/lib/release-build.sh
-build_flags "$CONFIG"
-for product in systole-sim systoled systole; do
-  swift build "${BUILD_FLAGS[@]}" --product "$product" >&2
-done
-BIN=$(swift build "${BUILD_FLAGS[@]}" --show-bin-path)
+source Benchmarks/ingest/side-by-side.sh
+side_setup outputs
 PYTHON=$(scripts/python-tools.sh)
 
-source Benchmarks/ingest/side-by-side.sh
-WORK=$(mktemp -d /tmp/systole-outputs.XXXXXX)
-chmod 755 "$WORK"
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2> /dev/null || true; done
-  wait 2> /dev/null || true
-  for pid in ${BUS_PIDS:-}; do kill -9 "$pid" 2> /dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 HTTP_PORT=$(free_port)
 MQTT_PORT=$(free_port)
 TOKEN=$(python3 -c 'import secrets; print(secrets.token_hex(16))')

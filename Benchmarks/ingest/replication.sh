@@ -36,27 +36,10 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-source scripts/lib/release-build.sh
-build_flags "$CONFIG"
-for product in systole-sim systoled systole; do
-  swift build "${BUILD_FLAGS[@]}" --product "$product" >&2
-done
-BIN=$(swift build "${BUILD_FLAGS[@]}" --show-bin-path)
-
 source Benchmarks/ingest/side-by-side.sh
-WORK=$(mktemp -d /tmp/systole-replication.XXXXXX)
-chmod 755 "$WORK"
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2> /dev/null || true; done
-  [ -f "$WORK/postgres.pid" ] && kill -INT "$(cat "$WORK/postgres.pid")" 2> /dev/null || true
-  wait 2> /dev/null || true
-  for pid in ${BUS_PIDS:-}; do kill -9 "$pid" 2> /dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+side_setup replication
+SIDE_CLEANUP='[ -f "$WORK/postgres.pid" ] && kill -INT "$(cat "$WORK/postgres.pid")" 2> /dev/null || true'
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 PG_PORT=$(free_port)
 PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 as_postgres() { if [ "$(id -u)" = 0 ]; then setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"; else "$@"; fi; }

@@ -1,9 +1,39 @@
 # Sourced by Benchmarks/ingest/outputs.sh, replication.sh and notify.sh: systoleds side by side, each on a private
 # dbus-daemon of its own with a simulator of its own playing the same scenario (WORK/scenario.json), a workout
-# running in each. Needs WORK, BIN, SENSORS and the array PIDS; sets BUS_PIDS. Each side's folder holds the
-# process ids of its daemon (pid), simulator (sim.pid) and bus (bus.pid), and its bus's address (bus.address).
+# running in each. side_setup first; the sides need SENSORS and set BUS_PIDS. Each side's folder holds the process
+# ids of its daemon (pid), simulator (sim.pid) and bus (bus.pid), and its bus's address (bus.address).
 source scripts/lib/private-bus.sh
+source scripts/lib/release-build.sh
 BUS_PIDS=""
+
+# side_setup NAME: builds systole-sim, systoled and systole (CONFIG: release or debug) and sets BIN; makes WORK
+# (/tmp/systole-NAME.XXXXXX) and the array PIDS, and on exit stops every process in PIDS (continuing a stopped one
+# first: a stopped process does not act on SIGTERM), runs SIDE_CLEANUP (a command, if set), kills the buses and
+# removes WORK.
+side_setup() {
+  build_flags "$CONFIG"
+  local product
+  for product in systole-sim systoled systole; do
+    swift build "${BUILD_FLAGS[@]}" --product "$product" >&2
+  done
+  BIN=$(swift build "${BUILD_FLAGS[@]}" --show-bin-path)
+  WORK=$(mktemp -d "/tmp/systole-$1.XXXXXX")
+  chmod 755 "$WORK"
+  PIDS=()
+  trap side_cleanup EXIT
+}
+
+side_cleanup() {
+  local pid
+  for pid in "${PIDS[@]}"; do kill -CONT "$pid" 2> /dev/null || true; kill "$pid" 2> /dev/null || true; done
+  [ -n "${SIDE_CLEANUP:-}" ] && eval "$SIDE_CLEANUP"
+  wait 2> /dev/null || true
+  for pid in ${BUS_PIDS:-}; do kill -9 "$pid" 2> /dev/null || true; done
+  rm -rf "$WORK"
+}
+
+# free_port: a TCP port on 127.0.0.1 nothing listens on now.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 # start_simulator_side NAME [SIMULATOR ARGUMENTS…]: the bus and the simulator for NAME; sets ADDRESSES.
 start_simulator_side() {
@@ -22,6 +52,11 @@ start_simulator_side() {
     sleep 0.1
   done
   mapfile -t ADDRESSES < <(awk '/^sensor /{print $3}' "$WORK/$name/sim.out")
+  if [ "${#ADDRESSES[@]}" != "$SENSORS" ]; then
+    echo "ingest: the simulator of $name announced ${#ADDRESSES[@]} of $SENSORS sensors; its output:" >&2
+    tail -5 "$WORK/$name/sim.out" >&2
+    exit 1
+  fi
 }
 
 # start_side NAME EXTRA [SIMULATOR ARGUMENTS…]: the bus, the simulator and systoled for NAME, its configuration

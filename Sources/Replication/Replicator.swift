@@ -66,7 +66,7 @@ public final class Replicator: Service, Sendable {
     public var status: ReplicationStatus { state.withLock { $0 } }
 
     /// The client's configuration for `settings`.
-    public static func clientConfiguration(_ settings: ReplicationSettings) throws -> PostgresClient.Configuration {
+    public static func clientConfiguration(_ settings: ReplicationSettings) -> PostgresClient.Configuration {
         let tls: PostgresClient.Configuration.TLS = tlsConfiguration(settings).map { .require($0) } ?? .disable
         var configuration = PostgresClient.Configuration(
             host: settings.host,
@@ -101,7 +101,7 @@ public final class Replicator: Service, Sendable {
 
     public func run() async throws {
         let client = PostgresClient(
-            configuration: try Self.clientConfiguration(settings),
+            configuration: Self.clientConfiguration(settings),
             backgroundLogger: Logger(label: "systoled.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
         )
         await withTaskGroup(of: Void.self) { group in

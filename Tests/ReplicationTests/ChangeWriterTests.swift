@@ -77,7 +77,7 @@ import WorkoutKit
             receiver: "room-1"
         )
         let client = PostgresClient(
-            configuration: try Replicator.clientConfiguration(settings),
+            configuration: Replicator.clientConfiguration(settings),
             backgroundLogger: logger
         )
         try await withThrowingTaskGroup(of: Void.self) { group in

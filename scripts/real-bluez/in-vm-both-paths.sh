@@ -6,7 +6,8 @@
 set -uo pipefail
 here=$(dirname "$0")
 NOTIFY=signal bash "$here/in-vm.sh" "$@" || exit $?
-mkdir -p "$BZ_OUT/acquire"
+OUT=${BZ_OUT:-/tmp}
+mkdir -p "$OUT/acquire"
 echo
 echo "==== the same again, with systoled on AcquireNotify"
-NOTIFY=acquire BZ_OUT=$BZ_OUT/acquire STATE=/tmp/systole-acquire bash "$here/in-vm.sh" "$@"
+NOTIFY=acquire BZ_OUT=$OUT/acquire STATE=/tmp/systole-acquire bash "$here/in-vm.sh" "$@"

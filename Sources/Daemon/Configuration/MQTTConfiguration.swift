@@ -78,10 +78,7 @@ extension DaemonConfiguration {
     /// The client id when none is configured: `systoled-` and the host name, so two receivers do not push each
     /// other off the broker.
     static func defaultClientID() -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        gethostname(&buffer, 255)
-        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            .filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+        let name = hostName().filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
         return "systoled" + (name.isEmpty ? "" : "-" + name.prefix(40))
     }
 

@@ -6,11 +6,15 @@ extension DaemonConfiguration {
 
     /// The receiver's name when none is configured: the host name.
     static func defaultReceiverName() -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        gethostname(&buffer, 255)
-        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            .filter { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
+        let name = hostName().filter { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
         return name.isEmpty ? "receiver" : String(name.prefix(64))
+    }
+
+    /// This machine's host name, as `gethostname` gives it (empty if it cannot).
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, 255) == 0 else { return "" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     mutating func applyReplication(_ entry: TOML.Entry) throws(Reason) {
