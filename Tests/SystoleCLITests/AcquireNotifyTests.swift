@@ -7,7 +7,10 @@ import Testing
 /// same recording as over signals, through a dropout and a bluetoothd restart; the fallback to StartNotify on each
 /// way the path fails, logged once and remembered; and `systole monitor --notify acquire` beside a client that
 /// wants the same sensor.
-@Suite struct AcquireNotifyTests {
+///
+/// One test at a time: each runs systoled and a simulator with several straps, and side by side at the start of the
+/// run they loaded two cores enough to upset the tests that time a sensor's silence.
+@Suite(.serialized) struct AcquireNotifyTests {
     /// A scenario, a daemon configured with `config`, and their logs, in a folder of its own.
     final class Setup: @unchecked Sendable {
         let folder: URL
