@@ -4,20 +4,31 @@ import HeartRateProfile
 ///
 /// A notification carries the intervals of the beats since the previous one, without their times. The first
 /// batch is anchored with its last beat at the receive time and earlier beats back-dated; later batches continue
-/// from the previous last beat, so beat times follow the sensor's own clock rather than radio jitter. The
-/// timeline restarts (a gap) when beats were evidently lost: a notification interval far longer than usual
-/// (notifications lost in the air), a reconnect, or beats that would end long before they were received.
+/// from the previous last beat, so beat times follow the sensor's own clock, not the moment systoled read them.
+///
+/// A late notification is still the beats the strap measured. A loaded machine reads notifications late and then
+/// several at once, so their arrival times say little on their own. What shows lost beats is the *lag*: how far the
+/// receipt is behind the newest beat placed. Delays make it jump and come back; lost beats (notifications lost on
+/// the way, or beats the sensor did not report) raise it for good. So the timeline breaks (a gap) only when a
+/// notification that arrived at its usual pace, not after a stall nor within a burst, still lags more than the
+/// least lag seen by ``lagAllowance`` and two of its intervals (the newest beat comes up to a beat before the
+/// notification that reports it): then time passed without the beats that filled it. Fewer lost beats than that
+/// leave the timeline whole, a few of its beats placed early by their duration; the intervals are the sensor's. It also breaks on a reconnect
+/// (``reset()``) and when the beats would end after their receipt by more than ``aheadTolerance``.
 ///
 /// Beats never add up to more time than passed: a new segment's beats happened after the previous notification
 /// (less radio latency) or within a few seconds before a connection's first one, and its first interval began at
-/// the last beat placed or later. Older beats of it are dropped and counted (``Placement/dropped``), never back-dated: a device that
-/// sends hundreds of intervals a notification gets no more beats than its wearer's heart could have had.
+/// the last beat placed or later. Older beats of it are dropped and counted (``Placement/dropped``), never
+/// back-dated: a device that sends hundreds of intervals a notification gets no more beats than its wearer's heart
+/// could have had.
 public struct BeatTimeline: Sendable {
     /// The last beat's time, nil before the first beat or after ``reset()``.
     public private(set) var lastBeat: ContinuousClock.Instant?
     private var lastNotification: ContinuousClock.Instant?
     /// The usual time between notifications, learned as they arrive.
     public private(set) var usualInterval: Duration?
+    /// The least lag (receipt less the newest beat placed) of this segment, and when it was seen.
+    private var leastLag: (lag: Duration, at: ContinuousClock.Instant)?
 
     public init() {}
 
@@ -25,6 +36,7 @@ public struct BeatTimeline: Sendable {
     public mutating func reset() {
         lastBeat = nil
         lastNotification = nil
+        leastLag = nil
     }
 
     /// The result of placing one notification's intervals.
@@ -47,6 +59,14 @@ public struct BeatTimeline: Sendable {
     /// How far a new segment's first interval may reach back before the last beat placed: the beat times placed
     /// are estimates (back-dated from receipt), and radio latency moves them by tens of milliseconds.
     public static let overlap: Duration = .milliseconds(100)
+    /// How far a continued timeline may run ahead of a receipt: the segment's first beats were placed at the receipt
+    /// of its first notification, which a busy machine may have read up to this late.
+    public static let aheadTolerance: Duration = .seconds(1)
+    /// How much more than the least lag a notification arriving at its usual pace may lag before the beats that
+    /// filled the time are taken as lost: a loaded machine reads notifications late by this much for a while.
+    public static let lagAllowance: Duration = .seconds(1)
+    /// How slowly the least lag is allowed to grow (sensor and host clocks drift apart by up to about 100 ppm).
+    static let lagDrift = 0.001
 
     /// Places the intervals of a notification received at `receivedAt`.
     ///
@@ -61,45 +81,85 @@ public struct BeatTimeline: Sendable {
         firstWindow: Duration = .seconds(3)
     ) -> Placement {
         let previous = lastNotification
-        var lost = false
-        if let lastNotification {
-            let gap = receivedAt - lastNotification
-            if let usual = usualInterval, gap > usual * 1.6 + .milliseconds(150) {
-                lost = true
-            } else if gap >= .milliseconds(50), gap >= (usualInterval ?? .zero) * 0.5 {
-                // A smoothed interval; gaps are left out so one loss does not teach the timeline to expect more,
-                // and so are bursts (notifications delayed on the way arrive back to back), which would teach it
-                // to take the next ordinary interval for a loss.
-                usualInterval = usualInterval.map { $0 * 0.8 + gap * 0.2 } ?? gap
-            }
-        }
+        let pace = learnPace(receivedAt: receivedAt)
         lastNotification = receivedAt
         guard !intervals.isEmpty else {
-            if lost { lastBeat = nil }
-            return Placement(beatTimes: [], isContinuous: !lost && lastBeat != nil)
+            return Placement(beatTimes: [], isContinuous: lastBeat != nil)
         }
+        if let lastBeat, let times = continued(intervals, from: lastBeat, receivedAt: receivedAt, pace: pace) {
+            self.lastBeat = times.last
+            return Placement(beatTimes: times, isContinuous: true)
+        }
+        return newSegment(intervals, receivedAt: receivedAt, previous: previous, latency: latency, window: firstWindow)
+    }
+
+    /// How a notification arrived, against the usual interval between notifications.
+    enum Pace {
+        /// Within the usual interval's range, or the first of a timeline.
+        case usual
+        /// Long after the previous one: the machine was slow to read, or notifications were lost on the way.
+        case late
+        /// Right behind the previous one: delayed notifications read together.
+        case burst
+    }
+
+    /// Learns the usual interval from the gap since the previous notification, and says how this one arrived.
+    private mutating func learnPace(receivedAt: ContinuousClock.Instant) -> Pace {
+        guard let lastNotification else { return .usual }
+        let gap = receivedAt - lastNotification
+        if let usual = usualInterval, gap > usual * 1.6 + .milliseconds(150) { return .late }
+        if gap >= .milliseconds(50), gap >= (usualInterval ?? .zero) * 0.5 {
+            // A smoothed interval; late arrivals are left out so one stall does not teach the timeline to expect
+            // more, and so are bursts, which would teach it to take the next ordinary interval for a stall.
+            usualInterval = usualInterval.map { $0 * 0.8 + gap * 0.2 } ?? gap
+            return .usual
+        }
+        return .burst
+    }
+
+    /// The beat times continuing the timeline from `lastBeat`, or nil when the timeline breaks here.
+    private mutating func continued(
+        _ intervals: [RRInterval],
+        from lastBeat: ContinuousClock.Instant,
+        receivedAt: ContinuousClock.Instant,
+        pace: Pace
+    ) -> [ContinuousClock.Instant]? {
         let total = intervals.reduce(Duration.zero) { $0 + $1.duration }
-        if !lost, let lastBeat {
-            let end = lastBeat + total
-            let longest = intervals.max().map(\.duration) ?? .seconds(1)
-            // The newest beat cannot be later than its receipt (allowing for radio latency) nor much earlier than
-            // the beat that has not happened yet.
-            if end <= receivedAt + .milliseconds(500), receivedAt - end <= longest * 2 + .milliseconds(500) {
-                var times: [ContinuousClock.Instant] = []
-                var time = lastBeat
-                for interval in intervals {
-                    time += interval.duration
-                    times.append(time)
-                }
-                self.lastBeat = time
-                return Placement(beatTimes: times, isContinuous: true)
-            }
+        let lag = receivedAt - (lastBeat + total)
+        // The newest beat cannot be much later than its receipt.
+        guard lag >= .zero - Self.aheadTolerance else { return nil }
+        // The least lag creeps up as slowly as the clocks can drift apart, so a drifting sensor is not taken for one
+        // that lost beats; a smaller lag takes its place at once.
+        let least = leastLag.map { $0.lag + (receivedAt - $0.at) * Self.lagDrift } ?? lag
+        // The newest beat comes up to a beat before the notification that reports it, so the lag also swings by
+        // up to the next interval; two of the longest leave room for an ectopic beat's compensatory pause.
+        let longest = intervals.max().map(\.duration) ?? .seconds(1)
+        let allowance = max((usualInterval ?? .seconds(1)) * 0.6 + .milliseconds(150), Self.lagAllowance) + longest * 2
+        if lag - least > allowance, pace == .usual {
+            return nil
         }
-        // A new segment: the newest beat at the receive time, the others back-dated from it, as far as the time that
-        // passed allows. A beat reported now happened after the previous notification (less radio latency), or
-        // within the first window for a connection's first one; and its interval began no earlier than the last
-        // beat placed (give or take ``overlap``), since that beat was reported already.
-        let earliestBeat = previous.map { $0 - latency } ?? receivedAt - firstWindow
+        if lag <= least { leastLag = (lag, receivedAt) }
+        var times: [ContinuousClock.Instant] = []
+        var time = lastBeat
+        for interval in intervals {
+            time += interval.duration
+            times.append(time)
+        }
+        return times
+    }
+
+    /// A new segment: the newest beat at the receive time, the others back-dated from it, as far as the time that
+    /// passed allows. A beat reported now happened after the previous notification (less radio latency), or within
+    /// the first window for a connection's first one; and its interval began no earlier than the last beat placed
+    /// (give or take ``overlap``), since that beat was reported already.
+    private mutating func newSegment(
+        _ intervals: [RRInterval],
+        receivedAt: ContinuousClock.Instant,
+        previous: ContinuousClock.Instant?,
+        latency: Duration,
+        window: Duration
+    ) -> Placement {
+        let earliestBeat = previous.map { $0 - latency } ?? receivedAt - window
         let earliestStart = lastBeat.map { $0 - Self.overlap }
         var times: [ContinuousClock.Instant] = []
         var time = receivedAt
@@ -111,7 +171,10 @@ public struct BeatTimeline: Sendable {
         }
         times.reverse()
         let dropped = intervals.count - times.count
-        if !times.isEmpty { self.lastBeat = receivedAt }
+        if !times.isEmpty {
+            lastBeat = receivedAt
+            leastLag = (.zero, receivedAt)
+        }
         return Placement(beatTimes: times, isContinuous: false, dropped: dropped)
     }
 }

@@ -42,6 +42,9 @@ public actor BlueZSimulator {
     var sessionsOfDepartedClients: Set<String> = []
     var gattWithheld = false
     var restartsDone = 0
+    /// Links a flap fault dropped, and flap faults played to their end.
+    public private(set) var flapDrops = 0
+    public private(set) var flapsPlayed = 0
     /// Seeds radio conditions (RSSI), separately from the sensors' payloads.
     var airRandom: SeededRandom
     var hasStarted = false
@@ -109,8 +112,8 @@ public actor BlueZSimulator {
         for index in sensors.indices {
             let task = Task { [weak self] () -> Void in await self?.runSensor(index) }
             tasks.append(task)
-            if sensors[index].behaviour.faults.contains(where: { $0.kind == .flap }) {
-                tasks.append(Task { [weak self] () -> Void in await self?.runFlaps(index) })
+            for flap in sensors[index].behaviour.faults where flap.kind == .flap {
+                tasks.append(Task { [weak self] () -> Void in await self?.runFlap(flap, sensor: index) })
             }
         }
         tasks.append(Task { [weak self] () -> Void in await self?.runAir() })
@@ -133,21 +136,6 @@ public actor BlueZSimulator {
         goDown()
         try await Task.sleep(for: downtime)
         try await comeUp()
-    }
-
-    // MARK: Faults on demand
-
-    /// Takes sensor `index` out of radio range now, for `duration`: the link drops at once and Connect() fails
-    /// until it is back.
-    public func takeOutOfRange(sensor index: Int, for duration: Duration) {
-        sensors[index].behaviour.add(Scenario.FaultSpec(.disconnect, at: now, for: duration.seconds))
-        sensors[index].inRange = false
-        if let path = sensors[index].connectedVia { linkLost(path) }
-    }
-
-    /// Loses sensor `index`'s notifications in the air from now, for `duration`.
-    public func dropNotifications(sensor index: Int, for duration: Duration) {
-        sensors[index].behaviour.add(Scenario.FaultSpec(.drop, at: now, for: duration.seconds))
     }
 
     /// Takes the name on a fresh connection and exports adapters and known devices.
@@ -327,35 +315,38 @@ public actor BlueZSimulator {
         var time = 0.0
         while !Task.isCancelled {
             time = sensors[index].behaviour.nextNotificationTime(after: time, rate: rate, phase: phase)
+            sensors[index].nextDue = time
             try? await Task.sleep(until: start + .seconds(time), tolerance: .milliseconds(2), clock: .continuous)
             if Task.isCancelled { return }
             tick(index, at: time)
         }
     }
 
-    /// Plays the sensor's flap faults: the link drops at the start of each period and the sensor advertises
+    /// Plays a flap fault of sensor `index`: the link drops at the start of each period and the sensor advertises
     /// again half a period later, when bluetoothd's auto-connect list (a registered `GattProfile1`) takes it back
-    /// at once, as the kernel does; without one, the link stays down until a client's Connect().
-    private func runFlaps(_ index: Int) async {
-        let flaps = sensors[index].behaviour.faults.filter { $0.kind == .flap }.sorted { $0.at < $1.at }
-        for flap in flaps {
-            let half = 0.5 / flap.effectiveRate
-            var step = 0
-            while !Task.isCancelled {
-                let time = flap.at + Double(step) * half
-                guard flap.covers(time) else { break }
-                try? await Task.sleep(until: start + .seconds(time), tolerance: .microseconds(500), clock: .continuous)
-                if Task.isCancelled { return }
-                if step % 2 == 0 {
-                    if isRunning, let path = sensors[index].connectedVia { linkLost(path) }
-                } else if isRunning, sensors[index].inRange {
-                    autoConnect(sensor: index)
+    /// at once, as the kernel does; without one, the link stays down until a client's Connect(). The steps are due
+    /// on a fixed grid, so a late one does not shift the next: a busy machine plays them all, some later.
+    func runFlap(_ flap: Scenario.FaultSpec, sensor index: Int) async {
+        let half = 0.5 / flap.effectiveRate
+        var step = 0
+        while !Task.isCancelled {
+            let time = flap.at + Double(step) * half
+            guard flap.covers(time) else { break }
+            try? await Task.sleep(until: start + .seconds(time), tolerance: .microseconds(500), clock: .continuous)
+            if Task.isCancelled { return }
+            if step % 2 == 0 {
+                if isRunning, let path = sensors[index].connectedVia {
+                    linkLost(path)
+                    flapDrops += 1
                 }
-                step += 1
+            } else if isRunning, sensors[index].inRange {
+                autoConnect(sensor: index)
             }
-            // A window that ends on a drop still leaves the sensor advertising.
-            if isRunning, sensors[index].inRange { autoConnect(sensor: index) }
+            step += 1
         }
+        // A window that ends on a drop still leaves the sensor advertising.
+        if isRunning, sensors[index].inRange { autoConnect(sensor: index) }
+        flapsPlayed += 1
     }
 
     private func tick(_ index: Int, at time: Double) {
@@ -431,6 +422,8 @@ struct SimulatedSensor: Sendable {
     var bonded = false
     /// The device path it is connected through, if any.
     var connectedVia: String?
+    /// When its clock's next notification is due (a storm played on demand starts then, so none of it is skipped).
+    var nextDue = 0.0
     var battery: UInt8
 
     init(spec: Scenario.SensorSpec, index: Int, random: inout SeededRandom) {

@@ -105,8 +105,10 @@ extension BlueZSimulator {
     // MARK: Test-only interface
 
     /// Takes ``testBusName`` on a connection of its own and exports `org.systole.Simulator1`: `DefaultAgent() →
-    /// (s owner, s path)` (empty strings when there is none) and `AskDefaultAgent(s request, s address, s uuid) →
-    /// (s outcome)` ("accepted", or the refusal as "name: message"). Does nothing if the name is taken.
+    /// (s owner, s path)` (empty strings when there is none), `AskDefaultAgent(s request, s address, s uuid) →
+    /// (s outcome)` ("accepted", or the refusal as "name: message"), `PlayFault(s address, s fault)` (a scenario
+    /// fault as JSON, its `at` counted from now: see ``play(_:sensor:)``) and `RestartBluetoothd(d downtime)`.
+    /// Does nothing if the name is taken.
     func startTestInterface() async {
         guard let connection = try? await DBusConnection.connect(to: bus) else { return }
         let weakSelf = WeakSimulator(self)
@@ -136,6 +138,26 @@ extension BlueZSimulator {
                         } catch {
                             return [.string("\(error.name): \(error.message)")]
                         }
+                    },
+                    DBusMethod("PlayFault", inputs: [("address", .string), ("fault", .string)]) {
+                        call throws(DBusError) in
+                        try await weakSelf.get().playFault(
+                            address: call.arguments[0].string ?? "",
+                            json: call.arguments[1].string ?? ""
+                        )
+                        return []
+                    },
+                    DBusMethod("RestartBluetoothd", inputs: [("downtime", .double)]) { call throws(DBusError) in
+                        let downtime = call.arguments[0].double ?? .nan
+                        guard downtime >= 0, downtime <= 600 else {
+                            throw DBusError(.invalidArgs, "downtime must be between 0 and 600 seconds")
+                        }
+                        do {
+                            try await weakSelf.get().restartBluetoothd(downtime: .seconds(downtime))
+                        } catch {
+                            throw DBusError(.failed, "the restart failed: \(error)")
+                        }
+                        return []
                     },
                 ]
             )

@@ -31,17 +31,13 @@ import Testing
 
         /// Connect() returns with the link up; ServicesResolved follows, and the GATT objects just after it.
         func waitForServices(_ path: String) async throws {
-            for _ in 0..<200 {
+            try await waitUntil("the services of \(path) resolved") {
                 let objects = try await objects()
                 let hasCharacteristics = objects.contains {
                     $0.key.hasPrefix(path + "/") && $0.value["org.bluez.GattCharacteristic1"] != nil
                 }
-                if objects[path]?["org.bluez.Device1"]?["ServicesResolved"] == .boolean(true), hasCharacteristics {
-                    return
-                }
-                try await Task.sleep(for: .milliseconds(10))
+                return objects[path]?["org.bluez.Device1"]?["ServicesResolved"] == .boolean(true) && hasCharacteristics
             }
-            throw DBusError(.timeout, "services of \(path) were not resolved")
         }
 
         /// Discovers sensor 0 and connects it; returns its path (Connect() returned: the link is up).
@@ -77,11 +73,7 @@ import Testing
 
         /// Waits until discovery has made the device at `path` (it appears a moment after StartDiscovery).
         func waitForDevice(_ path: String) async throws {
-            for _ in 0..<500 {
-                if try await objects()[path]?["org.bluez.Device1"] != nil { return }
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            throw DBusError(.timeout, "discovery did not find \(path)")
+            try await waitUntil("discovery finding \(path)") { try await objects()[path]?["org.bluez.Device1"] != nil }
         }
 
         func objects() async throws -> [String: [String: [String: DBusValue]]] {
@@ -254,7 +246,7 @@ import Testing
                 _ = try await f.call(measurement, "org.bluez.GattCharacteristic1", "StopNotify")
             }
             #expect(stopNone?.name == "org.bluez.Error.Failed")
-            var notifying = try await f.call(
+            let notifying = try await f.call(
                 measurement,
                 "org.freedesktop.DBus.Properties",
                 "Get",
@@ -262,19 +254,14 @@ import Testing
             )
             #expect(notifying == [.variant(.boolean(true))])
             other.close()
-            var ended = false
-            for _ in 0..<100 {
-                notifying = try await f.call(
+            let ended = try await eventually {
+                let notifying = try await f.call(
                     measurement,
                     "org.freedesktop.DBus.Properties",
                     "Get",
                     [.string("org.bluez.GattCharacteristic1"), .string("Notifying")]
                 )
-                if notifying == [.variant(.boolean(false))] {
-                    ended = true
-                    break
-                }
-                try await Task.sleep(for: .milliseconds(20))
+                return notifying == [.variant(.boolean(false))]
             }
             #expect(ended, "a client leaving the bus ends its notify session")
         }
@@ -316,11 +303,9 @@ import Testing
             let path = try await f.discoverAndConnect()
             try await f.waitForServices(path)
             _ = try await f.call(path + "/service000a/char000b", "org.bluez.GattCharacteristic1", "StartNotify")
-            // 20 a second; a loaded machine may take longer for the first five.
-            for _ in 0..<100 {
+            try await waitUntil("five notifications in the emit log") {
                 let written = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-                if written.split(separator: "\n").count >= 5 { break }
-                try await Task.sleep(for: .milliseconds(100))
+                return written.split(separator: "\n").count >= 5
             }
         }
         let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
@@ -337,14 +322,14 @@ import Testing
     @Test func scenarioFaultsPlayOnTheirOwnClock() async throws {
         var scenario = Scenario()
         scenario.connectTimeout = 0.2
-        // Late enough that connecting comes first, and windows long enough that each check falls inside its
-        // window, even on a loaded machine. Changes are awaited as signals, which queue, so none is missed.
-        scenario.sensors[0].faults = [Scenario.FaultSpec(.disconnect, at: 5, for: 6)]
-        scenario.restarts = [Scenario.Window(at: 15, for: 0.3)]
-        // A machine too loaded to connect before the windows close must fail the test, not hang the run.
+        // Out of range from 20 s to 35 s, bluetoothd restarting at 38 s: times far enough apart that each step of the
+        // test, however slow a busy machine makes it, falls where it means to. Changes are awaited as signals, which
+        // queue, so none is missed.
+        scenario.sensors[0].faults = [Scenario.FaultSpec(.disconnect, at: 20, for: 15)]
+        scenario.restarts = [Scenario.Window(at: 38, for: 0.3)]
         let fixture = self
         let played = scenario
-        try await withTimeout(.seconds(60), "the scenario's faults") {
+        try await withTimeout(.seconds(120), "the scenario's faults") {
             try await fixture.withFixture(played) { f in
                 let owners = try await f.client.signals(
                     matching: DBusMatchRule(
@@ -363,14 +348,18 @@ import Testing
                 try await f.waitForDevice(path)
                 _ = try await f.call(path, "org.bluez.Device1", "Connect")
                 #expect(try await connectedValues.next() == .boolean(true))
-                // Out of range from 5 s to 11 s: the link drops and Connect() fails the way bluetoothd's does.
+                try #require(await f.simulator.elapsed < .seconds(20), "connected before the window opened")
+                // Out of range from 20 s to 35 s: the link drops and Connect() fails the way bluetoothd's does.
                 #expect(try await connectedValues.next() == .boolean(false))
+                #expect(await f.simulator.elapsed >= .seconds(20), "not before its time")
                 let failed = await bluezError { _ = try await f.call(path, "org.bluez.Device1", "Connect") }
+                try #require(await f.simulator.elapsed < .seconds(35), "the window was still open")
                 #expect(failed?.name == "org.bluez.Error.Failed")
                 #expect(failed?.message == "le-connection-abort-by-local")
-                // bluetoothd restarts at 15 s: the name goes and comes back with a new owner.
+                // bluetoothd restarts at 38 s: the name goes and comes back with a new owner.
                 var iterator = owners.makeAsyncIterator()
                 let gone = try #require(try await iterator.next())
+                #expect(await f.simulator.elapsed >= .seconds(38), "not before its time")
                 #expect(gone.arguments[1].string == firstOwner && gone.arguments[2].string == "")
                 let back = try #require(try await iterator.next())
                 #expect(back.arguments[1].string == "" && back.arguments[2].string?.isEmpty == false)
@@ -452,7 +441,7 @@ import Testing
             #expect(try await name() == (.string("BlueZ 5.66"), .string("BlueZ 5.66")))
 
             try await f.simulator.restartBluetoothd(downtime: .milliseconds(100))
-            for _ in 0..<200 where try await f.objects()[path] == nil { try await Task.sleep(for: .milliseconds(10)) }
+            try await waitUntil("the device back after the restart") { try await f.objects()[path] != nil }
             #expect(try await name() == (.string("BZ-HRM"), .string("BZ-HRM")))
             _ = try await f.call(
                 path,

@@ -3,6 +3,7 @@ import BlueZSimulator
 import DBus
 import Foundation
 import Synchronization
+import SystoleTestSupport
 import Testing
 
 /// AcquireNotify as the client takes it and the simulator plays bluetoothd 5.66: every value over the socket and
@@ -65,9 +66,9 @@ import Testing
             first.cancel()
             _ = await first.result
             var session: GattNotifySession?
-            for _ in 0..<50 where session == nil {
+            _ = await eventually {
                 session = try? await measurement.notifications { _ in }
-                if session == nil { try await Task.sleep(for: .milliseconds(100)) }
+                return session != nil
             }
             try #require(session != nil, "StartNotify after the socket was closed")
             // While a StartNotify session is open, AcquireNotify is InProgress, as with bluetoothd 5.66.

@@ -28,14 +28,99 @@ import Testing
         #expect(empty.isContinuous && empty.beatTimes.isEmpty)
     }
 
-    @Test func aLostNotificationStartsANewSegment() {
+    @Test func lostNotificationsBreakTheTimelineWhenTheSensorIsBackToItsPace() {
         var timeline = BeatTimeline()
         for second in 1...5 { _ = timeline.place(rr(1000), receivedAt: at(Double(second))) }
-        // Notification 6 never arrived.
-        let afterLoss = timeline.place(rr(1000), receivedAt: at(7))
-        #expect(!afterLoss.isContinuous)
-        #expect(afterLoss.beatTimes == [at(7)])
-        #expect(timeline.place(rr(1000), receivedAt: at(8)).isContinuous)
+        // Notifications 6 to 9 never arrived. Notification 10, five seconds after 5, could as well be one a busy
+        // machine read late: its beat continues the timeline for now.
+        let afterLoss = timeline.place(rr(1000), receivedAt: at(10))
+        #expect(afterLoss.isContinuous)
+        #expect(afterLoss.beatTimes == [at(6)])
+        // Notification 11 arrives a second later, at the sensor's pace, and still lags four seconds behind: beats
+        // were lost, and the timeline starts again at its receipt.
+        let regular = timeline.place(rr(1000), receivedAt: at(11))
+        #expect(!regular.isContinuous)
+        #expect(regular.beatTimes == [at(11)])
+        #expect(timeline.place(rr(1000), receivedAt: at(12)).isContinuous)
+    }
+
+    @Test func beatsTheSensorDidNotReportBreakTheTimeline() {
+        var timeline = BeatTimeline()
+        for second in 1...5 { _ = timeline.place(rr(1000), receivedAt: at(Double(second))) }
+        // Five notifications on time without intervals (the strap lost skin contact): five seconds without beats.
+        for second in 6...10 { #expect(timeline.place([], receivedAt: at(Double(second))).isContinuous) }
+        let resumed = timeline.place(rr(1000), receivedAt: at(11))
+        #expect(!resumed.isContinuous)
+        #expect(resumed.beatTimes == [at(11)])
+    }
+
+    /// A machine too busy to read for seconds, then reading what queued all at once: every beat keeps its place.
+    @Test func aStallReadAsABurstKeepsTheTimeline() {
+        var timeline = BeatTimeline()
+        var placed: [ContinuousClock.Instant] = []
+        for second in 1...5 { placed += timeline.place(rr(1000), receivedAt: at(Double(second))).beatTimes }
+        for (index, second) in (6...10).enumerated() {
+            let placement = timeline.place(rr(1000), receivedAt: at(10.2 + Double(index) / 1000))
+            #expect(placement.isContinuous, "notification \(second), read in the burst")
+            placed += placement.beatTimes
+        }
+        let next = timeline.place(rr(1000), receivedAt: at(11))
+        #expect(next.isContinuous)
+        placed += next.beatTimes
+        #expect(placed == (1...11).map { at(Double($0)) })
+    }
+
+    /// The first notification of a connection read late: the later ones, read on time, find the timeline a little
+    /// ahead of them, and continue it.
+    @Test func aLateFirstNotificationDoesNotBreakTheTimeline() {
+        var timeline = BeatTimeline()
+        _ = timeline.place(rr(1000), receivedAt: at(1.8))
+        for second in 2...6 {
+            let placement = timeline.place(rr(1000), receivedAt: at(Double(second)))
+            #expect(placement.isContinuous)
+            #expect(placement.beatTimes == [at(1.8) + .seconds(second - 1)])
+        }
+    }
+
+    /// Notifications read late by a loaded machine (up to 0.9 s for a while, stalls of up to 8 s read as a burst,
+    /// always in order) at 1 and 4 notifications a second: one timeline, each beat its interval after the previous.
+    @Test(arguments: [1.0, 4.0]) func theJitterOfALoadedMachineNeverBreaksTheTimeline(rate: Double) {
+        var random = SplitMix64(seed: UInt64(rate * 1000))
+        var timeline = BeatTimeline()
+        // The sensor's beats (60–180 bpm, each interval within 10 % of the previous) on its own clock.
+        var beats: [Double] = []
+        var time = 0.0
+        var interval = 0.6
+        while time < 600 {
+            interval = min(1.0, max(0.333, interval * Double.random(in: 0.9...1.1, using: &random)))
+            time += interval
+            beats.append(time)
+        }
+        var arrival = 0.0
+        var slowUntil = 0.0
+        var stallUntil = 0.0
+        var lastSent = 0.0
+        var placedBeats: [(ContinuousClock.Instant, RRInterval)] = []
+        var breaks = 0
+        for index in 1..<Int(590 * rate) {
+            let sent = Double(index) / rate
+            let inside = beats.filter { $0 > lastSent && $0 <= sent }
+            lastSent = sent
+            let intervals = inside.map { beat in
+                RRInterval(ticks: UInt16(((beat - (beats.last { $0 < beat } ?? beat - 1)) * 1024).rounded()))
+            }
+            if Double.random(in: 0..<1, using: &random) < 0.01 { slowUntil = sent + Double.random(in: 1...10) }
+            if Double.random(in: 0..<1, using: &random) < 0.005 { stallUntil = sent + Double.random(in: 1...8) }
+            let delay = sent < slowUntil ? Double.random(in: 0.3...0.9) : Double.random(in: 0...0.05)
+            arrival = max(arrival + 0.0001, sent + delay, stallUntil)
+            let placement = timeline.place(intervals, receivedAt: at(arrival))
+            if !placement.isContinuous, !placement.beatTimes.isEmpty, !placedBeats.isEmpty { breaks += 1 }
+            placedBeats += zip(placement.beatTimes, intervals.suffix(placement.beatTimes.count)).map { ($0, $1) }
+        }
+        #expect(breaks == 0)
+        for (previous, beat) in zip(placedBeats, placedBeats.dropFirst()) where breaks == 0 {
+            #expect(beat.0 - previous.0 == beat.1.duration)
+        }
     }
 
     @Test func beatsThatCannotFitTheClockRestartTheTimeline() {
@@ -105,5 +190,18 @@ import Testing
         quiet.reset()
         for tenth in 1...4 { _ = quiet.place([], receivedAt: at(20 + Double(tenth) / 10)) }
         #expect(quiet.place(rr(850), receivedAt: at(20.5)).beatTimes == [at(20.5)])
+    }
+}
+
+/// A seeded generator, so a failure can be replayed.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

@@ -79,9 +79,10 @@ import Testing
             for (previous, beat) in zip(beats, beats.dropFirst()) {
                 #expect(beat.time - previous.time == beat.interval.duration)
             }
-            // Back-dated, never in the future of their notification.
+            // Back-dated, never later than their notification's receipt by more than a busy machine may have read
+            // the connection's first notification late.
             for reading in readings {
-                #expect(reading.beats.allSatisfy { $0.time <= reading.receivedAt + .milliseconds(500) })
+                #expect(reading.beats.allSatisfy { $0.time <= reading.receivedAt + BeatTimeline.aheadTolerance })
                 #expect(reading.beats.map(\.interval) == reading.measurement.rrIntervals)
             }
         }
@@ -92,7 +93,7 @@ import Testing
             let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: fastOptions())
             let simulator = bt.simulator
             let once = Once()
-            let events = await collect(sensor, timeout: .seconds(20)) { events in
+            let events = await collect(sensor) { events in
                 if events.readings.count == 5, await once.first() {
                     await simulator.takeOutOfRange(sensor: 0, for: .seconds(1.5))
                 }
@@ -115,7 +116,7 @@ import Testing
             let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: fastOptions())
             let simulator = bt.simulator
             let once = Once()
-            let events = await collect(sensor, timeout: .seconds(20)) { events in
+            let events = await collect(sensor) { events in
                 if events.readings.count == 5, await once.first() {
                     try? await simulator.restartBluetoothd(downtime: .milliseconds(300))
                 }
@@ -138,7 +139,7 @@ import Testing
             let simulator = bt.simulator
             let once = Once()
             let restartOnce = Once()
-            let events = await collect(sensor, timeout: .seconds(25)) { events in
+            let events = await collect(sensor) { events in
                 if events.readings.count == 3, await once.first() {
                     await simulator.takeOutOfRange(sensor: 0, for: .seconds(30))
                 }
@@ -265,15 +266,17 @@ import Testing
             let once = Once()
             let events = await collect(sensor) { events in
                 if events.readings.count == 8, await once.first() {
-                    await simulator.dropNotifications(sensor: 0, for: .seconds(2))
+                    await simulator.dropNotifications(sensor: 0, for: .seconds(5))
                 }
                 let afterStale = events.split { if case .state(.stale) = $0 { true } else { false } }.dropFirst()
-                return afterStale.last.map { Array($0).readings.contains { !$0.beats.isEmpty } } ?? false
+                return afterStale.last.map { Array($0).readings.filter { !$0.beats.isEmpty }.count >= 3 } ?? false
             }
             #expect(events.states.contains(.stale))
+            // Five seconds of beats lost: the timeline breaks once the sensor is heard at its pace again (the first
+            // notification after a silence may as well be one a busy machine read late).
             let afterStale = Array(events.split { if case .state(.stale) = $0 { true } else { false } }.last ?? [])
-            let resumed = afterStale.readings.first { !$0.beats.isEmpty }
-            #expect(resumed?.isContinuous == false, "beats lost in the silence break the timeline")
+            let resumed = afterStale.readings.filter { !$0.beats.isEmpty }.prefix(3)
+            #expect(resumed.contains { !$0.isContinuous }, "beats lost in the silence break the timeline")
             #expect(sensor.counters.gaps >= 1)
         }
     }
