@@ -1,4 +1,5 @@
 import DBus
+import Synchronization
 import SystoleTestSupport
 
 /// A private bus with a server connection exporting test objects and a client connection calling them.
@@ -6,6 +7,12 @@ struct BusFixture {
     let bus: PrivateBus
     let server: DBusConnection
     let client: DBusConnection
+    /// Calls the slow method has received so far (a call counted here is pending at the server).
+    let slowCalls = SlowCalls()
+
+    final class SlowCalls: Sendable {
+        let count = Atomic(0)
+    }
 
     static func start() async throws -> BusFixture {
         let bus = try await PrivateBus.start()
@@ -17,12 +24,14 @@ struct BusFixture {
     /// Exports `org.systole.Test.Slow.Wait` at `/test/slow` on the server: it answers after 30 s, so a call to it
     /// stays pending for as long as a test needs.
     func exportSlowMethod() {
+        let calls = slowCalls
         let object = DBusObject(path: "/test/slow")
         object.addInterface(
             DBusInterface(
                 "org.systole.Test.Slow",
                 methods: [
                     DBusMethod("Wait") { _ in
+                        calls.count.add(1, ordering: .relaxed)
                         try? await Task.sleep(for: .seconds(30))
                         return []
                     }
@@ -30,6 +39,13 @@ struct BusFixture {
             )
         )
         server.export(object)
+    }
+
+    /// Waits until the server has received a call to the slow method: it is pending there from now on.
+    func waitForASlowCall() async throws {
+        try await waitUntil("a call of the slow method reaching the server") {
+            slowCalls.count.load(ordering: .relaxed) > 0
+        }
     }
 
     func stop() {

@@ -121,9 +121,7 @@ import Testing
         try await withBus { fixture in
             let (signals, received, route) = try await setUp(fixture)
             try changed(["Value": .bytes([0x00, 0x51])], from: fixture.server)
-            for _ in 0..<200 where received.values.withLock({ $0.isEmpty }) {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            _ = await eventually { !received.values.withLock { $0.isEmpty } }
             fixture.client.removeRoute(route)
             _ = try await fixture.client.nameOwner(of: Self.sender)
             try changed(["Value": .bytes([0x00, 0x52])], from: fixture.server)

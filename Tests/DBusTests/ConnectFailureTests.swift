@@ -104,8 +104,8 @@ import Glibc
                 spawnThread: spawnDetachedThread
             )
         }
-        // Long enough for libdbus to be waiting on the socket.
-        try await Task.sleep(for: .milliseconds(300))
+        // libdbus has connected (the connection waits in the listening queue) and waits for an answer.
+        try await waitUntil("the connection reaching the silent socket") { silent.hasWaitingConnection }
         connecting.cancel()
         let result = try #require(await outcome(within: .seconds(10)) { await connecting.result })
         #expect(throws: DBusError.self) { try result.get() }
@@ -127,7 +127,7 @@ import Glibc
         defer { observer.close() }
         // The bus sees the hang-up when it gets to it, not necessarily before the observer's call.
         var names: [String] = []
-        for _ in 0..<50 {
+        _ = try await eventually {
             let reply = try await observer.call(
                 destination: "org.freedesktop.DBus",
                 path: "/org/freedesktop/DBus",
@@ -135,8 +135,7 @@ import Glibc
                 method: "ListNames"
             )
             names = reply.first?.strings ?? []
-            if names.count <= 2 { break }
-            try await Task.sleep(for: .milliseconds(100))
+            return names.count <= 2
         }
         #expect(names.sorted() == ["org.freedesktop.DBus", observer.uniqueName].sorted())
     }

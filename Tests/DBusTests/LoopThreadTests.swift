@@ -73,7 +73,7 @@ import Glibc
                 }
                 callEnd.withLock { $0 = result }
             }
-            try await Task.sleep(for: .milliseconds(200))
+            try await fixture.waitForASlowCall()
             // From now on poll(2) fails as it does when the kernel is out of memory.
             let loop = client.loop
             #expect(
@@ -84,9 +84,7 @@ import Glibc
                     }
                 }
             )
-            for _ in 0..<1000 where callEnd.withLock({ $0 }) == nil || subscriptionEnd.withLock({ $0 }) == nil {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            _ = await eventually { callEnd.withLock { $0 } != nil && subscriptionEnd.withLock { $0 } != nil }
             let outcome = try #require(callEnd.withLock { $0 }, "the pending call is still waiting")
             guard case .failure(let failure) = outcome else {
                 Issue.record("the call cannot succeed once polling failed")

@@ -191,7 +191,7 @@ import Testing
                 return .failure(DBusError(.failed, "\(error)"))
             }
         }()
-        try await Task.sleep(for: .milliseconds(200))
+        try await fixture.waitForASlowCall()
         fixture.bus.stop()
         let result = await call
         guard case .failure(let error) = result else {

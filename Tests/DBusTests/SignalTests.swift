@@ -72,9 +72,7 @@ import Testing
             #expect(!client.atEndOfDispatch {})
 
             for beat in Int32(0)..<50 { try emit(beat, from: fixture.server) }
-            for _ in 0..<300 where seen.withLock({ $0.batches.reduce(0, +) }) < 50 {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            _ = await eventually { seen.withLock { $0.batches.reduce(0, +) } >= 50 }
             let result = seen.withLock { $0 }
             #expect(result.batches.reduce(0, +) == 50, "every signal is in a batch")
             #expect(result.scheduled == result.batches.count, "each batch was left for the end of its dispatch")
@@ -95,13 +93,14 @@ import Testing
                 try emit(beat, from: fixture.server)
                 try emit(-1, member: "Other", from: fixture.server)
             }
-            for _ in 0..<200 where received.withLock({ $0.count }) < 50 { try await Task.sleep(for: .milliseconds(10)) }
+            _ = await eventually { received.withLock { $0.count } >= 50 }
             #expect(received.withLock { $0 } == Array(0..<50))
 
             // Once the task waiting for its end is cancelled, the handler is called no more.
             consumer.cancel()
             try await consumer.value
-            try await Task.sleep(for: .milliseconds(100))
+            // The subscription's end was handed to the client's loop before this call, which it answers after.
+            _ = try await client.nameOwner(of: fixture.server.uniqueName)
             try emit(99, from: fixture.server)
             // Round trips after the emit: the bus has routed the signal, and the client has read past it.
             _ = try await fixture.server.nameOwner(of: fixture.server.uniqueName)
@@ -116,8 +115,7 @@ import Testing
                 ended.store(true, ordering: .releasing)
             }
             client.close()
-            for _ in 0..<500 where !ended.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(10)) }
-            let didEnd = ended.load(ordering: .acquiring)
+            let didEnd = await eventually { ended.load(ordering: .acquiring) }
             #expect(didEnd, "the subscription should end when the connection closes")
             waiter.cancel()
         }
@@ -216,12 +214,14 @@ import Testing
     @Test func cancellingTheConsumerEndsTheStream() async throws {
         try await withBus { fixture in
             let stream = try await fixture.client.signals(matching: DBusMatchRule(interface: "org.systole.Test.Never"))
+            let iterating = Atomic(false)
             let consumer = Task {
                 var count = 0
+                iterating.store(true, ordering: .releasing)
                 for try await _ in stream { count += 1 }
                 return count
             }
-            try await Task.sleep(for: .milliseconds(100))
+            try await waitUntil("the consumer iterating") { iterating.load(ordering: .acquiring) }
             consumer.cancel()
             let count = try await consumer.value
             #expect(count == 0)

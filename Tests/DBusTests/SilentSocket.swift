@@ -43,6 +43,13 @@ final class SilentSocket: Sendable {
         address = "unix:path=\(path)"
     }
 
+    /// Whether a client's connection waits in the listening queue.
+    var hasWaitingConnection: Bool {
+        guard !closed.load(ordering: .relaxed) else { return false }
+        var probe = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&probe, 1, 0) == 1
+    }
+
     /// Stops listening: the connections still queued are reset, so a client blocked on one returns.
     func close() {
         guard !closed.exchange(true, ordering: .relaxed) else { return }

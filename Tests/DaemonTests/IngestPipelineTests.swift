@@ -3,6 +3,7 @@ import Foundation
 import HeartRateProfile
 import Logging
 import Synchronization
+import SystoleTestSupport
 import Testing
 import WorkoutKit
 
@@ -74,7 +75,7 @@ private actor LoggingStore: HealthStore {
         )
         let service = Task { try await pipeline.run() }
         defer { service.cancel() }
-        for _ in 0..<400 where readings.subscriberCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await waitUntil("the pipeline listening") { readings.subscriberCount > 0 }
 
         // No workout: the readings are shown as idle and nothing is stored.
         readings.publish(contentsOf: [try reading(70), try reading(71)])
@@ -83,11 +84,11 @@ private actor LoggingStore: HealthStore {
 
         log.clear()
         let starting = Task { try await workouts.start(WorkoutConfiguration(activityType: .running)) }
-        try await Task.sleep(for: .milliseconds(50))
+        try await waitUntil("the countdown listening for a heart rate") { readings.subscriberCount > 1 }
         readings.publish(try reading(90))
         _ = try await starting.value
         // The reading of the countdown is shown (and stored, when the workout was running by then).
-        for _ in 0..<1000 where !log.all.contains("recorded") { try await Task.sleep(for: .milliseconds(5)) }
+        _ = await eventually { log.all.contains("recorded") }
         try #require(log.all.last == "recorded", "\(log.all)")
         log.clear()
         clock.advance(by: 1)
@@ -105,13 +106,13 @@ private actor LoggingStore: HealthStore {
         #expect(!onWorkoutThread.withLock { $0 }.isEmpty && onWorkoutThread.withLock { $0 }.allSatisfy { $0 })
     }
 
-    /// Waits until `log` holds at least `count` entries (a few seconds at most).
+    /// Waits until `log` holds at least `count` entries.
     fileprivate func waitForEntries(
         _ count: Int,
         in log: EventLog,
         location: SourceLocation = #_sourceLocation
     ) async throws {
-        for _ in 0..<1000 where log.all.count < count { try await Task.sleep(for: .milliseconds(5)) }
+        _ = await eventually { log.all.count >= count }
         try #require(log.all.count >= count, "\(log.all)", sourceLocation: location)
     }
 }

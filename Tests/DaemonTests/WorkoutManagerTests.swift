@@ -2,6 +2,7 @@ import BlueZ
 import Foundation
 import HeartRateProfile
 import Logging
+import SystoleTestSupport
 import Testing
 import WorkoutKit
 
@@ -47,7 +48,7 @@ import WorkoutKit
         try await running(manager) {
             // A heart rate arriving during the countdown starts the workout at once.
             let starting = Task { try await manager.start(WorkoutConfiguration(activityType: .running)) }
-            try await Task.sleep(for: .milliseconds(50))
+            try await waitUntil("the countdown listening for a heart rate") { readings.subscriberCount > 0 }
             readings.publish(try reading(90))
             let (id, available) = try await starting.value
             #expect(available)
@@ -85,7 +86,7 @@ import WorkoutKit
         var id: UUID?
         try await running(first) {
             let starting = Task { try await first.start(WorkoutConfiguration(activityType: .cycling)) }
-            try await Task.sleep(for: .milliseconds(50))
+            try await waitUntil("the countdown listening for a heart rate") { readings.subscriberCount > 0 }
             readings.publish(try reading(95))
             id = try await starting.value.0
             clock.advance(by: 1)
@@ -95,9 +96,7 @@ import WorkoutKit
         clock.advance(by: 30)
         let second = manager()
         try await running(second) {
-            for _ in 0..<200 where second.currentSnapshot.workoutID == nil {
-                try await Task.sleep(for: .milliseconds(5))
-            }
+            try await waitUntil("the workout recovered") { second.currentSnapshot.workoutID != nil }
             #expect(second.currentSnapshot.workoutID == id)
             #expect(second.currentSnapshot.state == .running)
             clock.advance(by: 1)
@@ -157,7 +156,7 @@ import WorkoutKit
             let starting = Task {
                 try await manager.startTeam(WorkoutConfiguration(activityType: .running), teamSessionID: nil)
             }
-            try await Task.sleep(for: .milliseconds(50))
+            try await waitUntil("the countdown listening for a heart rate") { readings.subscriberCount > 0 }
             readings.publish(try teamReading(90, Self.ana))
             let (team, started) = try await starting.value
             #expect(started.map(\.athlete) == ["Ana", "Ben Lima"])

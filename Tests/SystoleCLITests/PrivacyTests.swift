@@ -235,7 +235,7 @@ import Testing
         }
         #expect(try await s.systole(.member, "end").status == 0)
         // systemd's status line (readable by every user through `systemctl status`) carries no health value.
-        let statuses = try await s.daemon.notify.waitFor(timeout: 5) { $0.hasPrefix("STATUS=running · ") }
+        let statuses = try await s.daemon.notify.waitFor { $0.hasPrefix("STATUS=running · ") }
         #expect(statuses != nil, "no running status")
         #expect(statuses?.contains { $0.contains("bpm") } == false, "\(statuses ?? [])")
     }

@@ -158,7 +158,7 @@ import Testing
         #expect(status["state"] as? String == "running")
         #expect((status["heartRate"] as? [String: Any])?["bpm"] is Int)
         s.daemon.signal(SIGTERM)
-        #expect(try await s.daemon.waitForExit(timeout: .seconds(10)) == 0)
+        #expect(try await s.daemon.waitForExit() == 0)
         let log = await s.daemon.standardError()
         let lines = log.split(separator: "\n").filter { $0.contains("the web page cannot listen") }
         #expect(lines.count == 1, "\(log)")
@@ -250,7 +250,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(50))
         }
         s.daemon.signal(SIGTERM)
-        let status = try await s.daemon.waitForExit(timeout: .seconds(10))
+        let status = try await s.daemon.waitForExit()
         #expect(status == 0)
         _ = try await open
     }

@@ -59,14 +59,10 @@ public final class DaemonProcess: @unchecked Sendable {
     /// Waits for the process to exit and returns its status.
     /// Its exit status, or nil if it did not exit within `timeout`; then it is killed, so a test fails instead
     /// of hanging. (It polls: a blocked wait could not be given up.)
-    public func waitForExit(timeout: Duration = .seconds(30)) async throws -> Int32? {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            guard ContinuousClock.now < deadline else {
-                signal(SIGKILL)
-                return nil
-            }
-            try await Task.sleep(for: .milliseconds(20))
+    public func waitForExit(timeout: Duration = generousDeadline) async throws -> Int32? {
+        guard await eventually(timeout: timeout, { !process.isRunning }) else {
+            signal(SIGKILL)
+            return nil
         }
         return process.terminationStatus
     }
@@ -77,6 +73,43 @@ public final class DaemonProcess: @unchecked Sendable {
             if process.isRunning { return "" }
             return String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         }) ?? ""
+    }
+
+    /// The live log's lines so far.
+    public func liveLogLines() -> [String] {
+        ((try? String(contentsOfFile: liveLogPath, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    /// Waits until the live log holds at least `count` lines that `matching` accepts (by default, heart-rate readings
+    /// of a running workout), and returns them.
+    @discardableResult
+    public func waitForLiveLog(
+        _ count: Int = 1,
+        _ what: String = "readings of a running workout in the live log",
+        matching: (String) -> Bool = { $0.contains(" bpm=") && $0.contains("state=running") }
+    ) async throws -> [String] {
+        try await waitFor("\(count) \(what)") {
+            let lines = liveLogLines().filter(matching)
+            return lines.count >= count ? lines : nil
+        }
+    }
+
+    /// CPU seconds the process used so far (user and system).
+    public func cpuSeconds() throws -> Double {
+        let stat = try String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)
+        guard let close = stat.lastIndex(of: ")") else { return 0 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // After the command name: state is field 3, utime 14 and stime 15 (1-based over the whole line).
+        let ticks = (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
+        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// The CPU seconds the process uses over `window` of wall-clock time: a measurement window, not a wait for a
+    /// result (CPU time, unlike wall-clock time, does not grow when other processes keep the machine busy).
+    public func cpuSeconds(over window: Duration) async throws -> Double {
+        let before = try cpuSeconds()
+        try await Task.sleep(for: window)
+        return try cpuSeconds() - before
     }
 
     /// Stops it with SIGKILL if still running (for cleanup).

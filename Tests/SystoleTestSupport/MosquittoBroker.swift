@@ -12,6 +12,8 @@ public final class MosquittoBroker: @unchecked Sendable {
     public let tlsPort: Int?
     /// The test CA that signed the TLS listener's certificate.
     public var caFile: String { folder.appendingPathComponent("ca.pem").path }
+    /// Where it logs connections and errors (TLS handshakes that failed among them).
+    public var logPath: String { folder.appendingPathComponent("mosquitto.log").path }
     private var process: Process?
 
     public struct StartFailed: Error, CustomStringConvertible {
@@ -31,13 +33,19 @@ public final class MosquittoBroker: @unchecked Sendable {
         let made = try CommandRunner.runBlocking("/usr/bin/mosquitto_passwd", ["-b", passwords, user, password])
         guard made.status == 0 else { throw StartFailed(description: "mosquitto_passwd: \(made.standardError)") }
         chmod(passwords, 0o644)
+        // mosquitto, running as its own user, appends to a log the test made for it.
+        _ = FileManager.default.createFile(atPath: logPath, contents: Data())
+        chmod(logPath, 0o666)
         var configuration = """
             per_listener_settings false
             allow_anonymous false
             password_file \(passwords)
             persistence false
-            log_dest stderr
+            log_dest file \(logPath)
             log_type error
+            log_type warning
+            log_type notice
+            connection_messages true
             listener \(port) 127.0.0.1
 
             """
@@ -55,7 +63,10 @@ public final class MosquittoBroker: @unchecked Sendable {
         chmod(folder.appendingPathComponent("mosquitto.conf").path, 0o644)
     }
 
-    /// Starts it and waits until it accepts connections (10 s at most).
+    /// What it logged so far.
+    public func log() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// Starts it and waits until it accepts connections.
     public func start() async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
@@ -64,12 +75,8 @@ public final class MosquittoBroker: @unchecked Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         self.process = process
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            if Self.accepts(port: port) { return }
-            guard process.isRunning else { break }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        let listening = await eventually { Self.accepts(port: port) || !process.isRunning }
+        if listening, process.isRunning { return }
         throw StartFailed(description: "mosquitto did not listen on 127.0.0.1:\(port)")
     }
 

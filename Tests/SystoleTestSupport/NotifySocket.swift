@@ -74,14 +74,14 @@ public final class NotifySocket: @unchecked Sendable {
 
     /// Messages received since the last call, oldest first, until one contains `line` (as a whole line), or nil
     /// after `timeout` seconds in all.
-    public func waitFor(_ line: String, timeout: Double = 30) async throws -> [String]? {
+    public func waitFor(_ line: String, timeout: Double = 60) async throws -> [String]? {
         try await waitFor(timeout: timeout) { $0 == line }
     }
 
     /// Messages received since the last call, oldest first, until one has a line that satisfies `matches`, or nil
     /// after `timeout` seconds in all. Messages after the match stay for the next call.
     public func waitFor(
-        timeout: Double = 30,
+        timeout: Double = 60,
         _ matches: @escaping @Sendable (Substring) -> Bool
     ) async throws -> [String]? {
         guard let inbox else { return nil }

@@ -99,18 +99,13 @@ public final class PostgresServer: @unchecked Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         self.process = process
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
-            if MosquittoBroker.accepts(port: port),
-                (try? await superQuery("SELECT 1", database: "postgres"))?.trimmingCharacters(
-                    in: .whitespacesAndNewlines
-                ) == "1"
-            {
-                return
-            }
-            guard process.isRunning else { break }
-            try await Task.sleep(for: .milliseconds(100))
+        let up = await eventually(every: .milliseconds(100)) {
+            guard process.isRunning else { return true }
+            guard MosquittoBroker.accepts(port: port) else { return false }
+            let answer = try? await superQuery("SELECT 1", database: "postgres")
+            return answer?.trimmingCharacters(in: .whitespacesAndNewlines) == "1"
         }
+        if up, process.isRunning { return }
         throw Failed(description: "PostgreSQL did not start on 127.0.0.1:\(port)")
     }
 

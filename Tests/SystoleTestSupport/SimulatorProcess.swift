@@ -1,3 +1,4 @@
+import DBus
 import Foundation
 
 /// A running `systole-sim` process on a private bus, with its sensors' addresses.
@@ -28,6 +29,30 @@ public final class SimulatorProcess: @unchecked Sendable {
             lines = String(decoding: buffer, as: UTF8.self).split(separator: "\n").map(String.init)
         }
         addresses = lines.filter { $0.hasPrefix("sensor ") }.map { String($0.split(separator: " ")[2]) }
+    }
+
+    /// Plays `fault` (a scenario's JSON fault object, its `at` counted from now) on the simulated sensor with
+    /// `address`, through the simulator's test interface: a test starts a fault once what it checks is in place.
+    public func play(_ fault: String, sensor address: String, bus: PrivateBus) async throws {
+        try await callTestInterface("PlayFault", [.string(address), .string(fault)], bus: bus)
+    }
+
+    /// Restarts the simulated bluetoothd now, away for `downtime`.
+    public func restartBluetoothd(downtime: Duration, bus: PrivateBus) async throws {
+        try await callTestInterface("RestartBluetoothd", [.double(Double(downtime.components.seconds) + Double(downtime.components.attoseconds) / 1e18)], bus: bus)
+    }
+
+    private func callTestInterface(_ method: String, _ arguments: [DBusValue], bus: PrivateBus) async throws {
+        let connection = try await DBusConnection.connect(to: .address(bus.address))
+        defer { connection.close() }
+        _ = try await connection.call(
+            destination: "org.systole.Simulator",
+            path: "/org/systole/Simulator",
+            interface: "org.systole.Simulator1",
+            method: method,
+            arguments: arguments,
+            timeout: generousDeadline
+        )
     }
 
     /// Sends SIGTERM without waiting for the exit, so it never blocks.
