@@ -39,7 +39,8 @@ public final class SimulatorProcess: @unchecked Sendable {
 
     /// Restarts the simulated bluetoothd now, away for `downtime`.
     public func restartBluetoothd(downtime: Duration, bus: PrivateBus) async throws {
-        try await callTestInterface("RestartBluetoothd", [.double(Double(downtime.components.seconds) + Double(downtime.components.attoseconds) / 1e18)], bus: bus)
+        let seconds = Double(downtime.components.seconds) + Double(downtime.components.attoseconds) / 1e18
+        try await callTestInterface("RestartBluetoothd", [.double(seconds)], bus: bus)
     }
 
     private func callTestInterface(_ method: String, _ arguments: [DBusValue], bus: PrivateBus) async throws {
