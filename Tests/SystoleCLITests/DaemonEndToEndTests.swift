@@ -126,17 +126,19 @@ import Testing
             #expect(start.standardOutput.contains("3… "))
             #expect(start.standardOutput.contains("Started running (outdoor)"))
             #expect(start.standardOutput.contains("Heart rate: available"))
-            try await Task.sleep(for: .seconds(2))
+            // Each phase lasts until the strap's readings of it are logged: a few of them, however busy the machine.
+            try await s.daemon.waitForLiveLog(8)
             // Each command takes a moment (a process, a bus round trip); the workout changed somewhere inside.
             var paused = ""
             let pause = try await timed { paused = try await s.systole("pause").standardOutput }
             #expect(paused == "Paused\n")
-            try await Task.sleep(for: .seconds(2))
+            try await s.daemon.waitForLiveLog(8, "readings while paused") { $0.contains("state=paused") }
             #expect(try await s.json("status")["state"] as? String == "paused")
             var resumed: Int32 = -1
             let resume = try await timed { resumed = try await s.systole("resume").status }
             #expect(resumed == 0)
-            try await Task.sleep(for: .seconds(2))
+            let runningBefore = s.liveLog().filter { $0.contains(" bpm=") && $0.contains("state=running") }.count
+            try await s.daemon.waitForLiveLog(runningBefore + 8)
             #expect(try await s.systole("add", "water", "250ml").standardOutput == "Added water: 250 mL\n")
             var workout: [String: Any] = [:]
             let end = try await timed { workout = try await s.json("end") }
@@ -150,10 +152,10 @@ import Testing
             #expect(workout["pauses"] as? Int == 1)
             #expect(Self.statistics(workout, "dietaryWater")["sum"] as? Double == 250)
             // Heart rate: what the simulator sent while the workout ran, not while it was paused. Notifications
-            // take a moment to arrive, so the count is between what was sent well inside the running time and
-            // what was sent around it.
+            // take a moment to arrive (a busy machine reads them up to a second late), so the count is between what
+            // was sent well inside the running time and what was sent around it.
             let sent = try s.sent()
-            let margin = 0.3
+            let margin = 1.0
             let inside = sent.filter { item in
                 (item.time > startedAt + margin && item.time < pause.lowerBound - margin)
                     || (item.time > resume.upperBound + margin && item.time < end.lowerBound - margin)
@@ -177,14 +179,14 @@ import Testing
             // The workout is listed and shown with its chart.
             let id = try #require(workout["id"] as? String)
             let list = try await s.systole("workouts")
-            #expect(list.standardOutput.contains("running · 00:00:0"))
+            #expect(list.standardOutput.contains("running · \(formatElapsed(duration))"), "\(list.standardOutput)")
             let show = try await s.systole("workouts", "show", String(id.prefix(8)))
             #expect(show.status == 0, "\(show.standardError)")
             #expect(show.standardOutput.contains("Heart rate per minute:"))
             #expect(show.standardOutput.contains("   1 █"))
             // The live log has a line per reading, with the workout's state.
             let lines = s.liveLog()
-            #expect(lines.contains { $0.contains(" bpm=") && $0.contains("state=running elapsed=00:00:0") })
+            #expect(lines.contains { $0.contains(" bpm=") && $0.contains("state=running elapsed=00:00:") })
             #expect(lines.contains { $0.contains("state=paused") })
         }
     }
@@ -217,19 +219,18 @@ import Testing
         try await withSetup { s in
             #expect(try await s.systole("start", "--activity", "cycling").status == 0)
             let id = try #require((try await s.json("status")["workout"] as? [String: Any])?["id"] as? String)
-            try await Task.sleep(for: .seconds(2.5))
+            try await s.daemon.waitForLiveLog(6)
             s.daemon.signal(SIGKILL)
             #expect(try await s.daemon.waitForExit() == SIGKILL)
             let loggedBefore = s.liveLog().filter { $0.contains(" bpm=") && $0.contains("state=running") }.count
             #expect(loggedBefore >= 6)
-            try await Task.sleep(for: .seconds(1))
 
             try await s.restartDaemon()
             let status = try await s.json("status")
             let workout = try #require(status["workout"] as? [String: Any])
             #expect(workout["id"] as? String == id)
             #expect(status["state"] as? String == "running")
-            try await Task.sleep(for: .seconds(1.5))
+            try await s.daemon.waitForLiveLog(loggedBefore + 4)
             let ended = try await s.json("end")
             // Every reading the live log showed while the workout ran is in the store, at its time.
             let logged = s.liveLog().filter { $0.contains(" bpm=") && $0.contains("state=running") }
@@ -295,33 +296,31 @@ import Testing
     }
 
     @Test func collectionResumesAfterADropoutAndABluetoothdRestart() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("scenario-\(UUID()).json")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        // The sensor is out of range from 8 s to 10 s; bluetoothd restarts at 14 s (late enough that the
-        // workout is running first, even on a loaded machine).
-        try """
-        {"seed": 3, "sensors": [{"model": "polar-h10", "rate": 4,
-          "faults": [{"kind": "disconnect", "at": 8, "for": 2}]}],
-         "restarts": [{"at": 14, "for": 0.5}]}
-        """.write(to: folder, atomically: true, encoding: .utf8)
-        try await withSetup(simulator: ["--scenario", folder.path]) { s in
+        try await withSetup(simulator: ["--rate", "4", "--seed", "3"]) { s in
             #expect(try await s.systole("start", "--activity", "hiking").status == 0)
-            // The simulator's own log shows when notifications stopped: gaps of over a second are the dropout
-            // and the restart. Wait (at most 40 s on a loaded machine) for readings logged after both.
-            func gaps() throws -> [ClosedRange<Double>] {
-                let times = try s.sent().map(\.time)
-                return zip(times, times.dropFirst()).filter { $1 - $0 > 1 }.map { $0...$1 }
-            }
+            let address = try #require(s.simulator.addresses.first)
+            // Out of range for 2 s once the workout is recording, then bluetoothd restarts once it records again.
+            try await s.daemon.waitForLiveLog(4)
+            try await s.simulator.play(#"{"kind": "disconnect", "for": 2}"#, sensor: address, bus: s.bus)
             func loggedTimes() -> [Double] {
                 s.liveLog().filter { $0.contains(" bpm=") && $0.contains("state=running") }.compactMap { line in
                     (try? Date(String(line.prefix(24)), strategy: .iso8601))?.timeIntervalSince1970
                 }
             }
-            for _ in 0..<80 {
-                if let last = try gaps().dropFirst().first, loggedTimes().contains(where: { $0 > last.upperBound }) {
-                    break
-                }
-                try await Task.sleep(for: .milliseconds(500))
+            // The simulator's own log shows when notifications stopped: gaps of over a second are the dropout
+            // and the restart.
+            func gaps() throws -> [ClosedRange<Double>] {
+                let times = try s.sent().map(\.time)
+                return zip(times, times.dropFirst()).filter { $1 - $0 > 1 }.map { $0...$1 }
+            }
+            try await waitUntil("readings logged after the dropout") {
+                guard let dropout = try gaps().first else { return false }
+                return loggedTimes().filter { $0 > dropout.upperBound }.count >= 4
+            }
+            try await s.simulator.restartBluetoothd(downtime: .milliseconds(500), bus: s.bus)
+            try await waitUntil("readings logged after the restart") {
+                guard let restart = try gaps().dropFirst().first else { return false }
+                return loggedTimes().contains { $0 > restart.upperBound }
             }
             let found = try gaps()
             try #require(found.count == 2, "the dropout and the restart: \(found)")
@@ -367,7 +366,7 @@ import Testing
             #expect(try await s.systole("start", "--activity", "rowing").status == 0)
             // Wait for State = running, with the current workout and a heart rate alongside.
             // Each signal carries only what changed; the latest value of each property is kept.
-            let running = try await withTimeout(.seconds(10), "State running, with a heart rate") {
+            let running = try await withTimeout(generousDeadline, "State running, with a heart rate") {
                 var latest: [String: DBusValue] = [:]
                 for try await signal in changes {
                     latest.merge(signal.arguments[1].propertyMap ?? [:]) { $1 }
@@ -380,7 +379,7 @@ import Testing
             #expect(running["CurrentWorkout"]?.propertyMap?["activity"] == .string("rowing"))
             #expect(running["HeartRate"]?.propertyMap?["bpm"] != nil)
             // The elapsed time is announced as it grows.
-            let elapsed = try await withTimeout(.seconds(10), "ElapsedTime growing") {
+            let elapsed = try await withTimeout(generousDeadline, "ElapsedTime growing") {
                 for try await signal in changes {
                     if let value = signal.arguments[1].propertyMap?["ElapsedTime"]?.double, value > 0 { return value }
                 }

@@ -18,8 +18,7 @@ import Testing
     static let scenario = """
         {"sensors": [
           {"model": "polar-h10", "address": "\(ana)", "rate": 2, "profile": {"kind": "steady", "bpm": 101}},
-          {"model": "garmin-hrm", "address": "\(ben)", "rate": 2, "profile": {"kind": "steady", "bpm": 141},
-           "faults": [{"kind": "disconnect", "at": 10, "for": 8}]},
+          {"model": "garmin-hrm", "address": "\(ben)", "rate": 2, "profile": {"kind": "steady", "bpm": 141}},
           {"model": "wahoo-tickr", "address": "\(stranger)", "rate": 2, "profile": {"kind": "steady", "bpm": 171}}
         ]}
         """
@@ -64,10 +63,9 @@ import Testing
         }
 
         // All three straps stream before the session starts.
-        for _ in 0..<100 {
+        try await waitUntil("the three straps connected") {
             let sensors = try await json("sensors") as? [[String: Any]] ?? []
-            if sensors.filter({ $0["connected"] as? Bool == true }).count == 3 { break }
-            try await Task.sleep(for: .milliseconds(100))
+            return sensors.filter { $0["connected"] as? Bool == true }.count == 3
         }
         let sensors = try #require(try await json("sensors") as? [[String: Any]])
         #expect(sensors.map { $0["athlete"] as? String } == ["Ana", "Ben Lima", nil])
@@ -96,22 +94,22 @@ import Testing
         #expect(statusText.standardOutput.contains("Workout: Ana · running"))
         #expect(statusText.standardOutput.contains("Workout: Ben Lima · running"))
 
-        // Ben's strap goes out of range 10 s after the simulator started, for 8 s; the session runs on until it is
-        // back and has sent again.
-        try await Task.sleep(for: .seconds(4))
-        #expect(try await systole("lap").status == 0)
-        let outage = try simulatorStart(emitLog) + 18
-        var benBack = false
-        for _ in 0..<300 {
-            let back = try Self.emitted(emitLog).filter { $0.sensor == Self.ben && $0.unix > outage }.count
-            if back >= 4 {
-                benBack = true
-                break
-            }
-            try await Task.sleep(for: .milliseconds(100))
+        // Once both record, a lap; then Ben's strap goes out of range for 8 s, and the session runs on until it is
+        // back and its readings are recorded again.
+        func logged(_ address: String) -> [String] {
+            daemon.liveLogLines().filter { $0.contains(address) && $0.contains("state=running") }
         }
-        #expect(benBack, "Ben's strap did not come back")
-        try await Task.sleep(for: .seconds(2))
+        try await waitUntil("both athletes' readings recorded") {
+            logged(Self.ana).count >= 4 && logged(Self.ben).count >= 4
+        }
+        #expect(try await systole("lap").status == 0)
+        try await simulator.play(#"{"kind": "disconnect", "for": 8}"#, sensor: Self.ben, bus: bus)
+        let before = logged(Self.ben).count
+        try await waitUntil("Ben's strap back, and four of its readings recorded") {
+            let emitted = try Self.emitted(emitLog).filter { $0.sensor == Self.ben }.map(\.unix)
+            let back = zip(emitted, emitted.dropFirst()).contains { $1 - $0 > 5 }
+            return back && logged(Self.ben).count >= before + 4
+        }
 
         let ended = try #require(try await json("end") as? [String: Any])
         let saved = try #require(ended["team"] as? [[String: Any]])
@@ -136,8 +134,9 @@ import Testing
             let bpms = rows.compactMap { Double($0[2]) }
             let rate = Self.rates[address] ?? 0
             #expect(bpms.allSatisfy { abs($0 - rate) <= 10 }, "\(workout["athlete"] ?? ""): \(Set(bpms))")
-            // What the strap sent while the workout ran, give or take the batch at each end.
-            let sent = emitted.filter { $0.sensor == address && $0.unix > start + 0.5 && $0.unix < end - 0.5 }.count
+            // What the strap sent while the workout ran, give or take what a busy machine read a second late at each
+            // end.
+            let sent = emitted.filter { $0.sensor == address && $0.unix > start + 1 && $0.unix < end - 1 }.count
             #expect(bpms.count >= sent && bpms.count <= sent + 4, "\(address): \(bpms.count) stored, \(sent) sent")
             let shown = try #require(try await json("workouts", "show", id) as? [String: Any])
             let gaps = shown["gaps"] as? Int ?? -1
@@ -154,11 +153,6 @@ import Testing
         #expect(lines.contains { $0.contains(Self.ana) && $0.contains("athlete=Ana state=running") })
         #expect(lines.contains { $0.contains(Self.ben) && $0.contains("athlete=\"Ben Lima\" state=running") })
         #expect(lines.contains { $0.contains(Self.stranger) && $0.contains(" state=idle") && !$0.contains("athlete=") })
-    }
-
-    /// When the simulator sent its first notification.
-    func simulatorStart(_ emitLog: String) throws -> Double {
-        try Self.emitted(emitLog).map(\.unix).min() ?? 0
     }
 
     static func emitted(_ path: String) throws -> [(unix: Double, sensor: String)] {
