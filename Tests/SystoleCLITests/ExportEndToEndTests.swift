@@ -130,7 +130,10 @@ import WorkoutKit
         // Time with heart rate: the workout's time less the moment before its first reading (a reading a second).
         let inZones = zones.reduce(shown["secondsBelowZones"] as? Double ?? 0) { $0 + ($1["seconds"] as? Double ?? 0) }
         let duration = try #require(shown["duration"] as? Double)
-        #expect(inZones <= duration + 0.01 && inZones >= duration - 2.5, "\(inZones) s with heart rate in \(duration) s")
+        #expect(
+            inZones <= duration + 0.01 && inZones >= duration - 2.5,
+            "\(inZones) s with heart rate in \(duration) s"
+        )
         #expect((shown["trimp"] as? Double ?? 0) > 0)
         let energy = try #require(shown["energy"] as? [String: Any])
         #expect(energy["estimated"] as? Bool == true)
@@ -224,7 +227,10 @@ import WorkoutKit
         let tcxLaps = tcx["laps"] as? [[String: Any]] ?? []
         #expect(tcxLaps.count == 3)
         let trackpoints = tcxLaps.flatMap { ($0["tracks"] as? [[[Any]]] ?? []).flatMap { $0 } }
-        #expect(abs(trackpoints.count - active) <= 1, "\(trackpoints.count) trackpoints, \(active) readings outside the pause")
+        #expect(
+            abs(trackpoints.count - active) <= 1,
+            "\(trackpoints.count) trackpoints, \(active) readings outside the pause"
+        )
         #expect(tcxLaps.contains { ($0["notes"] as? String)?.contains("gel, \"salt\" & water") == true })
         let csv = try #require(
             try JSONSerialization.jsonObject(
