@@ -1,3 +1,4 @@
+import DBus
 import Foundation
 import HeartRateProfile
 import SystoleTestSupport
@@ -107,29 +108,28 @@ import Testing
                 """
         )
         defer { s.stop() }
-        for _ in 0..<100 {
-            if try await s.sensors().filter({ $0["state"] as? String == "streaming" }).count == 3 { break }
-            try await Task.sleep(for: .milliseconds(200))
+        _ = try await eventually(every: .milliseconds(200)) {
+            try await s.sensors().filter { $0["state"] as? String == "streaming" }.count == 3
         }
         #expect(try await s.systole(["start", "--activity", "running"]).status == 0)
         // Past the dropout (10–12 s) and the restart (16 s) of the simulator's clock, and streaming again after.
-        for _ in 0..<120 {
+        _ = try await eventually(every: .milliseconds(250)) {
             let streaming = try await s.sensors().filter { $0["state"] as? String == "streaming" }.count
             let times = Self.straps.compactMap { try? s.sent(by: $0).last?.time }
-            if streaming == 3, let first = try s.sent(by: Self.straps[0]).first?.time,
-                times.allSatisfy({ $0 > first + 20 })
-            {
-                break
-            }
-            try await Task.sleep(for: .milliseconds(250))
+            guard let first = try s.sent(by: Self.straps[0]).first?.time else { return false }
+            return streaming == 3 && times.allSatisfy { $0 > first + 20 }
         }
         for strap in Self.straps {
             let status = try await s.sensor(strap)
             #expect(status["notify"] as? String == notify, "\(status)")
             #expect(status["notifyFallback"] == nil, "\(status)")
         }
+        // What was sent before `ended` is compared: the last of it logged (or given up on) before the end.
         let ended = Date().timeIntervalSince1970
-        try await Task.sleep(for: .seconds(1))
+        for strap in Self.straps {
+            let last = try s.sent(by: strap).last { $0.time < ended }
+            _ = await eventually { s.logged(by: strap).contains { $0.time >= (last?.time ?? 0) - 0.05 } }
+        }
         #expect(try await s.systole(["end"]).status == 0)
         for strap in Self.straps {
             let logged = s.logged(by: strap)
@@ -208,15 +208,12 @@ import Testing
         )
         defer { s.stop() }
         // Past the dropout (16–18 s), streaming again.
-        for _ in 0..<120 {
+        _ = try await eventually(every: .milliseconds(250)) {
             let sensors = try await s.sensors()
             let times = all.compactMap { try? s.sent(by: $0).last?.time }
-            if sensors.filter({ $0["state"] as? String == "streaming" }).count == 4,
-                let first = try s.sent(by: configured).first?.time, times.allSatisfy({ $0 > first + 21 })
-            {
-                break
-            }
-            try await Task.sleep(for: .milliseconds(250))
+            guard let first = try s.sent(by: configured).first?.time else { return false }
+            return sensors.filter { $0["state"] as? String == "streaming" }.count == 4
+                && times.allSatisfy { $0 > first + 21 }
         }
         let reasons = [
             unsupported: "does not offer AcquireNotify", silent: "no notification arrived over AcquireNotify",
@@ -263,20 +260,14 @@ import Testing
         )
         defer { s.stop() }
         var status: [String: Any] = [:]
-        for _ in 0..<100 {
+        _ = try await eventually(every: .milliseconds(200)) {
             status = try await s.sensor(earbuds)
-            if status["state"] as? String == "streaming", status["notify"] != nil { break }
-            try await Task.sleep(for: .milliseconds(200))
+            return status["state"] as? String == "streaming" && status["notify"] != nil
         }
         #expect(status["notify"] as? String == "acquire", "\(status)")
         #expect(status["notifyFallback"] == nil, "\(status)")
-        let sent = try await {
-            for _ in 0..<50 {
-                if let sent = try? s.sent(by: earbuds), sent.count >= 4 { return sent }
-                try await Task.sleep(for: .milliseconds(200))
-            }
-            return try s.sent(by: earbuds)
-        }()
+        _ = await eventually(every: .milliseconds(200)) { ((try? s.sent(by: earbuds))?.count ?? 0) >= 4 }
+        let sent = try s.sent(by: earbuds)
         #expect(sent.count >= 4, "the earbuds' notifications reach the socket once paired")
         // And systoled took them.
         let last = try await s.sensor(earbuds)["lastReading"] as? Double ?? 0
@@ -299,11 +290,28 @@ import Testing
         defer { bus.stop() }
         let simulator = try await SimulatorProcess.start(bus: bus, ["--scenario", scenario, "--emit-log", emitLog])
         defer { simulator.stop() }
+        // The holder prints 120 measurements (30 s at 4 Hz), long enough for the two that are refused meanwhile.
         async let holder = CommandRunner.run(
             "systole",
-            ["monitor", strap, "--notify", "acquire", "--json", "--seconds", "10", "--bus", bus.address]
+            [
+                "monitor", strap, "--notify", "acquire", "--json", "--count", "120", "--seconds", "120", "--bus",
+                bus.address,
+            ]
         )
-        try await Task.sleep(for: .seconds(4))
+        let connection = try await DBusConnection.connect(to: .address(bus.address))
+        defer { connection.close() }
+        let measurement =
+            "/org/bluez/hci0/dev_" + strap.replacingOccurrences(of: ":", with: "_") + "/service000a/char000b"
+        try await waitUntil("the monitor holding the socket") {
+            let reply = try? await connection.call(
+                destination: "org.bluez",
+                path: measurement,
+                interface: "org.freedesktop.DBus.Properties",
+                method: "Get",
+                arguments: [.string("org.bluez.GattCharacteristic1"), .string("NotifyAcquired")]
+            )
+            return reply?.first?.unwrapped == .boolean(true)
+        }
         let refused = try await CommandRunner.run(
             "systole",
             ["monitor", strap, "--count", "1", "--seconds", "5", "--bus", bus.address]
@@ -325,7 +333,7 @@ import Testing
         let printed = result.standardOutput.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
-        #expect(printed.count >= 20, "\(printed.count) measurements in 10 s at 4 Hz")
+        #expect(printed.count == 120, "\(printed.count) measurements")
         // In order and none missing: the heart rates printed are a run of those the strap sent.
         let sent = try String(contentsOfFile: emitLog, encoding: .utf8).split(separator: "\n").compactMap { line in
             ((try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["payload"] as? String)

@@ -205,21 +205,35 @@ import Testing
         #expect(denied.standardError.contains("not permitted to control systoled"), "\(denied.standardError)")
 
         // Listeners start before the workout: the attacker, root and a group member, each with a plain AddMatch
-        // for systoled's PropertiesChanged (heart rate, sensors, the workout's statistics).
-        let listenSeconds = "8"
-        async let attacker = s.run(.nobody, "bus-listen-probe", [s.bus.address, listenSeconds])
-        async let owner = s.run(.root, "bus-listen-probe", [s.bus.address, listenSeconds])
-        async let member = s.run(.member, "bus-listen-probe", [s.bus.address, listenSeconds])
-        try await Task.sleep(for: .seconds(1))
+        // for systoled's PropertiesChanged (heart rate, sensors, the workout's statistics). They listen until told
+        // to stop (a file), at most as long as the test may take.
+        let files = s.folder.appendingPathComponent("probes")
+        try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: files.path)
+        let stop = files.appendingPathComponent("stop").path
+        func probe(_ name: String) -> [String] {
+            [s.bus.address, "300", files.appendingPathComponent(name).path, stop]
+        }
+        async let attacker = s.run(.nobody, "bus-listen-probe", probe("attacker"))
+        async let owner = s.run(.root, "bus-listen-probe", probe("owner"))
+        async let member = s.run(.member, "bus-listen-probe", probe("member"))
+        // Stopped however the test ends (this runs before the listeners are awaited).
+        defer { _ = FileManager.default.createFile(atPath: stop, contents: Data()) }
+        try await waitUntil("the three listeners' matches in place") {
+            ["attacker", "owner", "member"].allSatisfy {
+                FileManager.default.fileExists(atPath: files.appendingPathComponent($0).path)
+            }
+        }
 
         // Root and the group control it: a workout with heart rate.
         let start = try await s.systole(.member, "start", "--activity", "running")
         #expect(start.status == 0, "a group member could not start a workout: \(start.standardError)")
         #expect(start.standardOutput.contains("Heart rate: available"))
-        try await Task.sleep(for: .seconds(3))
+        try await s.daemon.waitForLiveLog(4)
         let status = try await s.systole(.root, "status")
         #expect(status.status == 0)
         #expect(status.standardOutput.contains(" bpm"), "\(status.standardOutput)")
+        _ = FileManager.default.createFile(atPath: stop, contents: Data())
 
         let heard = (attacker: try await attacker, owner: try await owner, member: try await member)
         #expect(heard.attacker.status == 0, "\(heard.attacker.standardError)")
@@ -258,7 +272,9 @@ import Testing
         defer { daemon.stopNow() }
         let start = try await CommandRunner.run("systole", ["start", "--bus", bus.address])
         #expect(start.status == 0, "\(start.standardError)")
-        try await Task.sleep(for: .seconds(1))
+        try await waitUntil("a reading in the live log") {
+            ((try? String(contentsOfFile: liveLog, encoding: .utf8)) ?? "").contains(" bpm=")
+        }
         #expect(try await CommandRunner.run("systole", ["end", "--bus", bus.address]).status == 0)
         func mode(_ path: String) -> Int? {
             (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int).map { $0 & 0o777 }

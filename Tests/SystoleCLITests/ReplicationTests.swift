@@ -100,9 +100,7 @@ import WorkoutKit
         defer { for receiver in receivers { receiver.stop() } }
         for index in 0..<3 { receivers.append(try await Receiver(index: index, postgres: postgres, root: root)) }
         for receiver in receivers {
-            for _ in 0..<150 where try await receiver.connectedSensors() < 10 {
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            _ = try await eventually(every: .milliseconds(100)) { try await receiver.connectedSensors() >= 10 }
             #expect(try await receiver.connectedSensors() == 10, "\(receiver.name)")
         }
 
@@ -116,18 +114,27 @@ import WorkoutKit
             let joined = try await receiver.systole("start", "--team", "--team-session", team, "--activity", "hiit")
             #expect(joined.status == 0, "\(receiver.name): \(joined.standardError)")
         }
-        try await Task.sleep(for: .seconds(5))
-        let before = try await receivers[0].json("status")["replication"] as? [String: Any]
-        #expect(before?["connected"] as? Bool == true, "\(before ?? [:])")
+        // Each receiver records its straps (forty readings: four a strap) and replicates.
+        func recorded(_ receiver: Receiver) -> Int {
+            receiver.daemon.liveLogLines().filter { $0.contains(" bpm=") && $0.contains("state=running") }.count
+        }
+        func replication(_ receiver: Receiver) async throws -> [String: Any] {
+            try await receiver.json("status")["replication"] as? [String: Any] ?? [:]
+        }
+        for receiver in receivers {
+            try await receiver.daemon.waitForLiveLog(40)
+            try await waitUntil("\(receiver.name) replicating") {
+                try await replication(receiver)["connected"] as? Bool == true
+            }
+        }
 
-        // PostgreSQL goes away for 20 s; meanwhile the second receiver is killed and started again.
+        // PostgreSQL goes away until every receiver has noticed and recorded on; meanwhile the second receiver is
+        // killed and started again.
         postgres.stop()
-        let outage = ContinuousClock.now
         var waiting: [String: Any] = [:]
-        for _ in 0..<30 {
-            waiting = try await receivers[2].json("status")["replication"] as? [String: Any] ?? [:]
-            if waiting["connected"] as? Bool == false { break }
-            try await Task.sleep(for: .milliseconds(500))
+        _ = try await eventually(every: .milliseconds(500)) {
+            waiting = try await replication(receivers[2])
+            return waiting["connected"] as? Bool == false
         }
         #expect(waiting["connected"] as? Bool == false && waiting["problem"] is String, "\(waiting)")
         let text = try await receivers[2].systole("status")
@@ -142,9 +149,19 @@ import WorkoutKit
         receivers[1].daemon = try await DaemonProcess.start(bus: receivers[1].bus, folder: receivers[1].folder)
         let recovered = try await receivers[1].json("status")["workouts"] as? [[String: Any]] ?? []
         #expect(recovered.count == 10 && recovered.allSatisfy { $0["teamSession"] as? String == team })
-        try await Task.sleep(until: outage + .seconds(20))
+        for receiver in receivers {
+            let before = recorded(receiver)
+            try await receiver.daemon.waitForLiveLog(before + 40)
+            try await waitUntil("\(receiver.name) noticing PostgreSQL is away") {
+                try await replication(receiver)["connected"] as? Bool == false
+            }
+        }
         try await postgres.start()
-        try await Task.sleep(for: .seconds(5))
+        for receiver in receivers {
+            try await waitUntil("\(receiver.name) replicating again", timeout: .seconds(120)) {
+                try await replication(receiver)["connected"] as? Bool == true
+            }
+        }
         for receiver in receivers {
             let ended = try await receiver.json("end")
             #expect((ended["team"] as? [[String: Any]])?.count == 10, "\(receiver.name)")
@@ -153,10 +170,9 @@ import WorkoutKit
         // Each receiver catches up (its retries back off to at most 30 s).
         for receiver in receivers {
             var status: [String: Any] = [:]
-            for _ in 0..<90 {
-                status = try await receiver.json("status")["replication"] as? [String: Any] ?? [:]
-                if status["caughtUp"] as? Bool == true { break }
-                try await Task.sleep(for: .seconds(1))
+            _ = try await eventually(timeout: .seconds(180), every: .seconds(1)) {
+                status = try await replication(receiver)
+                return status["caughtUp"] as? Bool == true
             }
             #expect(status["caughtUp"] as? Bool == true, "\(receiver.name): \(status)")
             #expect(status["droppedSamples"] as? Int == 0)

@@ -19,8 +19,8 @@ import Testing
         let emitLog: String
         var base: String { "http://127.0.0.1:\(port)" }
 
-        /// `configuration` may use `$PORT`.
-        init(configuration: String, scenario: String? = nil) async throws {
+        /// `configuration` may use `$PORT`; with `[http]` in it, the server is waited for unless `portTaken`.
+        init(configuration: String, scenario: String? = nil, portTaken: Bool = false) async throws {
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("systole-web-\(UUID())")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             port = freeTCPPort()
@@ -45,11 +45,9 @@ import Testing
             simulator = try await SimulatorProcess.start(bus: bus, arguments)
             daemon = try await DaemonProcess.start(bus: bus, folder: folder)
             // The server binds beside the other services, a moment after READY=1.
-            if configuration.contains("[http]") {
-                let bound = ContinuousClock.now + .seconds(10)
-                while listeningTCPPorts(of: daemon.process.processIdentifier).isEmpty, ContinuousClock.now < bound {
-                    try await Task.sleep(for: .milliseconds(50))
-                }
+            if configuration.contains("[http]"), !portTaken {
+                let pid = daemon.process.processIdentifier
+                _ = await eventually { !listeningTCPPorts(of: pid).isEmpty }
             }
         }
 
@@ -150,10 +148,11 @@ import Testing
             }
         }
         try #require(bound == 0 && listen(holder, 1) == 0)
-        let s = try await Setup(configuration: "[http]\nlisten = \"127.0.0.1:\(port)\"\n")
+        let began = ContinuousClock.now
+        let s = try await Setup(configuration: "[http]\nlisten = \"127.0.0.1:\(port)\"\n", portTaken: true)
         defer { s.stop() }
         try await s.startWorkout()
-        try await Task.sleep(for: .seconds(2))
+        try await s.daemon.waitForLiveLog(2)
         let status = try await s.json("status")
         #expect(status["state"] as? String == "running")
         #expect((status["heartRate"] as? [String: Any])?["bpm"] is Int)
@@ -161,7 +160,9 @@ import Testing
         #expect(try await s.daemon.waitForExit() == 0)
         let log = await s.daemon.standardError()
         let lines = log.split(separator: "\n").filter { $0.contains("the web page cannot listen") }
-        #expect(lines.count == 1, "\(log)")
+        // Once, and once more for each 30 s it kept trying (a busy machine may have taken that long).
+        let tries = 1 + Int((ContinuousClock.now - began).components.seconds / 30)
+        #expect(!lines.isEmpty && lines.count <= tries, "\(log)")
         #expect(lines.first?.contains("127.0.0.1 port \(port)") == true)
         #expect(lines.first?.contains("[http] listen") == true)
     }
@@ -233,7 +234,7 @@ import Testing
         // The streams closed with the prober; systoled notices at their next write (a reading, or the keep-alive
         // within 5 s) and lets new ones in again, and the workout kept recording.
         var events: [String: Any] = [:]
-        let reopen = ContinuousClock.now + .seconds(30)
+        let reopen = ContinuousClock.now + generousDeadline
         repeat {
             events = try await s.authorized("/api/events", ["--events", "2"])
         } while events["status"] as? Int == 503 && ContinuousClock.now < reopen
@@ -245,10 +246,7 @@ import Testing
         // A graceful stop with a stream open ends the stream and exits at once.
         let ready = s.folder.appendingPathComponent("stream-open").path
         async let open = s.authorized("/api/events", ["--events", "1000", "--ready", ready])
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !FileManager.default.fileExists(atPath: ready), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        try await waitUntil("the event stream open") { FileManager.default.fileExists(atPath: ready) }
         s.daemon.signal(SIGTERM)
         let status = try await s.daemon.waitForExit()
         #expect(status == 0)
@@ -262,13 +260,15 @@ import Testing
         let s = try await Setup(configuration: Self.http, scenario: steady)
         defer { s.stop() }
         try await s.startWorkout()
-        try await Task.sleep(for: .seconds(3))
+        try await s.daemon.waitForLiveLog(3)
         let before = try await s.json("status")
+        let scrapeStarted = Date().timeIntervalSince1970
         let output = try await PythonTools.run(
             Self.webFolder.appendingPathComponent("parse_metrics.py").path,
             [s.base + "/metrics", Self.token]
         )
         let status = try await s.json("status")
+        let scrapeEnded = Date().timeIntervalSince1970
         let samples = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [[String: Any]])
         func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
             samples.first { sample in
@@ -283,15 +283,30 @@ import Testing
         #expect(value("systole_workout_state", ["state": "idle"]) == 0)
         #expect(value("systole_sensor_connected", labels) == 1)
         #expect(value("systole_sensor_battery_percent", labels) == (sensor["battery"] as? Double))
-        // The heart rate at the scrape: what status said just before or just after (a reading may come between).
+        // The heart rate at the scrape: what status said just before or just after, or a reading logged between
+        // (a busy machine may take seconds over the scrape).
         let bpmBefore = ((before["sensors"] as? [[String: Any]])?.first?["bpm"] as? Double)
         let bpm = try #require(value("systole_heart_rate_bpm", labels))
-        #expect(bpm == bpmBefore || bpm == sensor["bpm"] as? Double, "\(bpm), status \(bpmBefore ?? 0)")
+        let loggedMeanwhile = s.daemon.liveLogLines().compactMap { line -> Double? in
+            guard let time = try? Date(String(line.prefix(24)), strategy: .iso8601).timeIntervalSince1970,
+                time > scrapeStarted - 1, time < scrapeEnded + 1,
+                let field = line.split(separator: " ").first(where: { $0.hasPrefix("bpm=") })
+            else { return nil }
+            return Double(field.dropFirst(4))
+        }
+        #expect(
+            bpm == bpmBefore || bpm == sensor["bpm"] as? Double || loggedMeanwhile.contains(bpm),
+            "\(bpm), status \(bpmBefore ?? 0) then \(sensor["bpm"] ?? 0), logged \(loggedMeanwhile)"
+        )
         #expect(abs(bpm - 131) <= 10)
         #expect(value("systole_notifications_rejected_total", labels.merging(["reason": "malformed"]) { $1 }) == 0)
+        let elapsedBefore = try #require((before["workout"] as? [String: Any])?["elapsed"] as? Double)
         let elapsed = try #require((status["workout"] as? [String: Any])?["elapsed"] as? Double)
         let scraped = try #require(value("systole_workout_elapsed_seconds"))
-        #expect(scraped > 0 && abs(scraped - elapsed) < 3, "metrics \(scraped) s, status \(elapsed) s")
+        #expect(
+            scraped > 0 && scraped >= elapsedBefore - 1 && scraped <= elapsed + 1,
+            "metrics \(scraped) s, status \(elapsedBefore) s before and \(elapsed) s after"
+        )
         let readings = try #require(value("systole_readings_total", labels))
         #expect(readings >= 3)
         let commits = try #require(value("systole_store_commit_duration_seconds_count"))
@@ -303,7 +318,9 @@ import Testing
         let s = try await Setup(configuration: "privacy = \"duration-only\"\n" + Self.http)
         defer { s.stop() }
         try await s.startWorkout()
-        try await Task.sleep(for: .seconds(3))
+        try await waitUntil("a second of the workout") {
+            ((try await s.json("status")["workout"] as? [String: Any])?["elapsed"] as? Double ?? 0) >= 1
+        }
         for path in ["/api/status", "/api/history", "/metrics"] {
             let response = try await s.authorized(path)
             #expect(response["status"] as? Int == 200, "\(path)")
