@@ -25,6 +25,8 @@ swift build --product systoled >&2
 BIN=$(swift build --show-bin-path)
 
 source scripts/lib/private-bus.sh
+# shellcheck source=lib/wait.sh
+source scripts/lib/wait.sh
 WORK=$(mktemp -d /tmp/systole-demo.XXXXXX)
 # stop PID...: asks each process to stop, gives it ten seconds (systoled commits and closes its store) and then
 # kills it, and reaps it. Each is named by its PID: a bare `wait` would also wait for the simulator, which only
@@ -63,7 +65,7 @@ else
   "$BIN/systole-sim" --bus "$BUS" --scenario "$WORK/scenario.json" > "$WORK/sim.out" &
 fi
 SIM_PID=$!
-for _ in $(seq 100); do grep -q '^ready' "$WORK/sim.out" 2>/dev/null && break; sleep 0.1; done
+wait_until "the simulator starting" has_line "$WORK/sim.out" '^ready'
 
 cat > "$WORK/systoled.toml" <<TOML
 bus = "$BUS"
@@ -81,9 +83,10 @@ resting_hr = 52
 TOML
 "$BIN/systoled" --config "$WORK/systoled.toml" 2> "$WORK/systoled.err" &
 DAEMON_PID=$!
-for _ in $(seq 100); do "$BIN/systole" status > /dev/null 2>&1 && break; sleep 0.1; done
+wait_until "systoled answering" "$BIN/systole" status
 echo "== systoled is running on a private bus ($BUS), store and live log in $WORK"
-sleep 2
+streaming() { "$BIN/systole" sensors | grep -q streaming; }
+wait_until "a strap streaming" streaming
 "$BIN/systole" sensors
 echo
 echo "== systole start --activity running --location outdoor"

@@ -41,6 +41,8 @@ for product in systole-sim systoled systole; do swift build "${BUILD_FLAGS[@]}" 
 BIN=$(swift build "${BUILD_FLAGS[@]}" --show-bin-path)
 
 source scripts/lib/private-bus.sh
+# shellcheck source=lib/wait.sh
+source scripts/lib/wait.sh
 WORK=$(mktemp -d /tmp/systole-torture.XXXXXX)
 cleanup() {
   local status=$?
@@ -62,21 +64,26 @@ if [ "$DISK_FULL" = 1 ]; then
   mount -t tmpfs -o size=4M,mode=0750 tmpfs "$WORK/small" || { echo "torture: FAIL: cannot mount a tmpfs (root needed)" >&2; exit 1; }
   "$BIN/systole-sim" --bus "$BUS" --rate 4 > "$WORK/sim.out" &
   SIM_PID=$!
-  for _ in $(seq 100); do grep -q '^ready' "$WORK/sim.out" 2> /dev/null && break; sleep 0.1; done
+  wait_until "the simulator starting" has_line "$WORK/sim.out" '^ready'
   printf 'bus = "%s"\nstore = "%s/small/health.sqlite"\nsensors = ["any"]\n\n[live_log]\npath = "%s/live.log"\n' \
     "$BUS" "$WORK" "$WORK" > "$WORK/systoled.toml"
   "$BIN/systoled" --config "$WORK/systoled.toml" 2> "$WORK/systoled.err" &
   DAEMON_PID=$!
-  for _ in $(seq 200); do "$BIN/systole" status > /dev/null 2>&1 && break; sleep 0.05; done
+  wait_until "systoled answering" "$BIN/systole" status
   "$BIN/systole" start --activity running > /dev/null
-  sleep 3
+  running="bpm=.*state=running"
+  wait_until "readings recorded" has_lines "$WORK/live.log" "$running" 8
   full_at=$(date +%s.%N)
   dd if=/dev/zero of="$WORK/small/filler" bs=64k 2> /dev/null || true
-  sleep 5
+  store_full() { "$BIN/systole" status --json | grep -q 'is full'; }
+  wait_until "systoled saying the disk is full" store_full || true
   "$BIN/systole" status --json > "$WORK/status-full.json"
   rm "$WORK/small/filler"
   freed_at=$(date +%s.%N)
-  sleep 4
+  store_fine() { ! "$BIN/systole" status --json | grep -q 'storeError'; }
+  wait_until "systoled storing again" store_fine || true
+  recorded=$(count_lines "$WORK/live.log" "$running")
+  wait_until "readings recorded after the disk was freed" has_lines "$WORK/live.log" "$running" $((recorded + 4)) || true
   "$BIN/systole" end --json > "$WORK/ended.json" 2> "$WORK/end.err" || true
   "$BIN/systole" workouts list --json > "$WORK/workouts.json"
   python3 - "$WORK" "$full_at" "$freed_at" <<'PY'
@@ -133,7 +140,7 @@ cat > "$WORK/scenario.json" <<JSON
 JSON
 "$BIN/systole-sim" --bus "$BUS" --scenario "$WORK/scenario.json" > "$WORK/sim.out" &
 SIM_PID=$!
-for _ in $(seq 100); do grep -q '^ready' "$WORK/sim.out" 2> /dev/null && break; sleep 0.1; done
+wait_until "the simulator starting" has_line "$WORK/sim.out" '^ready'
 
 cat > "$WORK/systoled.toml" <<TOML
 bus = "$BUS"
@@ -146,7 +153,7 @@ TOML
 start_daemon() {
   "$BIN/systoled" --config "$WORK/systoled.toml" 2>> "$WORK/systoled.err" &
   DAEMON_PID=$!
-  for _ in $(seq 200); do "$BIN/systole" status > /dev/null 2>&1 && return 0; sleep 0.05; done
+  wait_until "systoled answering" "$BIN/systole" status && return 0
   echo "torture: systoled did not come up; its log: $WORK/systoled.err" >&2
   return 1
 }

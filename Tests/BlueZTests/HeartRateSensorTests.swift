@@ -75,7 +75,8 @@ import Testing
             #expect(!readings[first].isContinuous, "the first beats of a connection start a segment")
             let beats = readings.flatMap(\.beats)
             #expect(beats.count >= 15)
-            #expect(readings[(first + 1)...].allSatisfy { $0.isContinuous })
+            let broken = readings[(first + 1)...].firstIndex { !$0.isContinuous }
+            #expect(broken == nil, "the timeline broke: \(broken.map { Self.around($0, in: readings) } ?? "")")
             for (previous, beat) in zip(beats, beats.dropFirst()) {
                 #expect(beat.time - previous.time == beat.interval.duration)
             }
@@ -86,6 +87,21 @@ import Testing
                 #expect(reading.beats.map(\.interval) == reading.measurement.rrIntervals)
             }
         }
+    }
+
+    /// The readings before and at `index`: when each arrived (ms after the first shown), its intervals and beats.
+    static func around(_ index: Int, in readings: [HeartRateReading]) -> String {
+        let shown = readings[max(0, index - 8)...index]
+        let origin = shown.first?.receivedAt ?? .now
+        return shown.map { reading in
+            let at = (reading.receivedAt - origin).components
+            let beats = reading.beats.map { beat in
+                let offset = (beat.time - origin).components
+                return offset.seconds * 1000 + offset.attoseconds / 1_000_000_000_000_000
+            }
+            let ms = at.seconds * 1000 + at.attoseconds / 1_000_000_000_000_000
+            return "\(ms) ms: rr \(reading.measurement.rrIntervals.map(\.milliseconds)) beats at \(beats)"
+        }.joined(separator: "; ")
     }
 
     @Test func reconnectsAfterADropoutAndMarksTheGap() async throws {

@@ -84,7 +84,8 @@ private actor LoggingStore: HealthStore {
 
         log.clear()
         let starting = Task { try await workouts.start(WorkoutConfiguration(activityType: .running)) }
-        try await waitUntil("the countdown listening for a heart rate") { readings.subscriberCount > 1 }
+        // The workout is claimed, and the countdown listens, before it is announced.
+        try await waitUntil("the workout announced") { workouts.currentSnapshot.workoutID != nil }
         readings.publish(try reading(90))
         _ = try await starting.value
         // The reading of the countdown is shown (and stored, when the workout was running by then).

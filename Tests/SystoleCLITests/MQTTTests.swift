@@ -256,7 +256,9 @@ import Testing
         #expect(more.contains { ($0["topic"] as? String)?.hasSuffix("/battery/config") == true })
         // A clean stop says goodbye.
         s.daemon.signal(SIGTERM)
-        #expect(try await s.daemon.waitForExit() == 0)
+        let exit = try await s.daemon.waitForExit()
+        let errors = exit == 0 ? "" : await s.daemon.standardError()
+        #expect(exit == 0, "systoled exited \(exit.map(String.init) ?? "late"): \(errors)")
         let goodbye = try await s.watch(seconds: 5)
         #expect(goodbye.last { $0["topic"] as? String == "systole/status" }?["payload"] as? String == "offline")
     }

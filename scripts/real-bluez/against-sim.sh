@@ -19,6 +19,8 @@ swift build --product systole >&2
 BIN=$(swift build --show-bin-path)
 
 source scripts/lib/private-bus.sh
+# shellcheck source=../lib/wait.sh
+source scripts/lib/wait.sh
 WORK=$(mktemp -d /tmp/systole-against-sim.XXXXXX)
 trap cleanup_private_run EXIT
 start_private_bus "$WORK"
@@ -31,7 +33,7 @@ cat > "$WORK/scenario.json" <<'JSON'
 JSON
 "$BIN/systole-sim" --bus "$BUS" --scenario "$WORK/scenario.json" > "$WORK/sim.out" &
 SIM_PID=$!
-for _ in $(seq 100); do grep -q '^ready' "$WORK/sim.out" 2>/dev/null && break; sleep 0.1; done
+wait_until "the simulator starting" has_line "$WORK/sim.out" '^ready'
 ADDRESS=$(grep -m1 -oE '([0-9A-F]{2}:){5}[0-9A-F]{2}' "$WORK/sim.out")
 
 SYSTOLE_BUS=$BUS BZ_OUT=$OUT BZ_CENTRAL_ADAPTER=hci0 BZ_PERIPHERAL_ADDR=$ADDRESS STATE=$WORK/state SIM_PID=$SIM_PID \

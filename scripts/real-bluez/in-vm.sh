@@ -15,6 +15,10 @@ OUT=${BZ_OUT:-/tmp}
 ADDR=$BZ_PERIPHERAL_ADDR
 step() { echo; echo "== $*"; }
 fail() { echo "FAIL: $*"; exit 1; }
+# Waits for conditions, never for fixed times: emulated without KVM on a busy host, the VM can be slow.
+# shellcheck source=../lib/wait.sh
+source "$(dirname "$0")/../lib/wait.sh"
+WAIT_SECONDS=120
 
 if [ -z "${SYSTOLE_BUS:-}" ]; then
   # Our D-Bus policy, as the package installs it, so systoled may own its name on this system bus.
@@ -41,20 +45,21 @@ CONFIG=$STATE/systoled.toml
 "$BIN/systoled" --config "$CONFIG" "${BUS_OPTION[@]}" --adapter "$BZ_CENTRAL_ADAPTER" --sensor "$ADDR" \
   --store "$STATE/health.sqlite" --live-log "$STATE/live.log" 2> "$OUT/systoled.err" &
 DAEMON=$!
-for _ in $(seq 100); do "$BIN/systole" status > /dev/null 2>&1 && break; sleep 0.2; done
+wait_until "systoled answering" "$BIN/systole" status
 "$BIN/systole" status || fail "systoled did not come up: $(cat "$OUT/systoled.err")"
 
 step "systole pair $ADDR"
 "$BIN/systole" pair "$ADDR" || echo "(pairing failed; the example peripheral may not need it)"
 
-for _ in $(seq 60); do "$BIN/systole" sensors | grep -q streaming && break; sleep 0.5; done
+streaming() { "$BIN/systole" sensors | grep -q streaming; }
+wait_until "the sensor streaming" streaming
 step "systole sensors"
 "$BIN/systole" sensors
 "$BIN/systole" sensors --json > "$OUT/sensors.json"
 
 if [ "${SHORT:-0}" = 1 ]; then
-  # The short form: ten seconds of notifications, as the live log shows them outside a workout.
-  sleep 10
+  # The short form: eleven notifications (ten seconds), as the live log shows them outside a workout.
+  wait_until "eleven readings in the live log" has_lines "$STATE/live.log" " bpm=" 11
   cp "$STATE/live.log" "$OUT/live.log"
   step "the live log"
   cat "$OUT/live.log"
@@ -152,7 +157,7 @@ kill -9 "$DAEMON"; wait "$DAEMON" 2>/dev/null
 "$BIN/systoled" --config "$CONFIG" "${BUS_OPTION[@]}" --adapter "$BZ_CENTRAL_ADAPTER" --sensor "$ADDR" \
   --store "$STATE/health.sqlite" --live-log "$STATE/live.log" 2>> "$OUT/systoled.err" &
 DAEMON=$!
-for _ in $(seq 100); do "$BIN/systole" status > /dev/null 2>&1 && break; sleep 0.2; done
+wait_until "systoled answering" "$BIN/systole" status
 "$BIN/systole" status
 wait_for_readings "systoled was killed and restarted"
 sleep 3
