@@ -173,7 +173,7 @@ stop_simulator() {
 # wait_streaming N: until systoled (on $BUS) answers and N of its sensors stream; 0 when they do.
 wait_streaming() {
   local want=$1 streaming=0
-  for _ in $(seq 100); do "$BIN/systole" status --bus "$BUS" > /dev/null 2>&1 && break; sleep 0.1; done
+  for _ in $(seq 600); do "$BIN/systole" status --bus "$BUS" > /dev/null 2>&1 && break; sleep 0.1; done
   for _ in $(seq 600); do
     streaming=$("$BIN/systole" sensors --bus "$BUS" --json 2> /dev/null | python3 -c \
       'import json,sys; print(sum(1 for s in json.load(sys.stdin) if s.get("state") == "streaming"))' || echo 0)

@@ -25,7 +25,7 @@ start_private_bus "$WORK"
 SIM_PID=$!
 "$BIN/systoled" --bus "$BUS" --config /dev/null --store "$WORK/health.sqlite" --live-log "$WORK/live.log" 2> "$WORK/d.err" &
 DAEMON_PID=$!
-for _ in $(seq 100); do "$BIN/systole" status --bus "$BUS" > /dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 600); do "$BIN/systole" status --bus "$BUS" > /dev/null 2>&1 && break; sleep 0.1; done
 sleep 2
 "$BIN/systole" start --bus "$BUS" > /dev/null
 python3 - "$WORK/live.log" "$DURATION" <<'PY'

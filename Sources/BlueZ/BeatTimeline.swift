@@ -13,10 +13,12 @@ import HeartRateProfile
 /// notification that arrived at its usual pace, not after a stall nor within a burst, still lags more than the
 /// least lag seen by ``lagAllowance`` and two of its intervals (the newest beat comes up to a beat before the
 /// notification that reports it): then time passed without the beats that filled it. Fewer lost beats than that
-/// leave the timeline whole, a few of its beats placed early by their duration; the intervals are the sensor's. It also breaks on a reconnect
-/// (``reset()``) and when the beats would end after their receipt by more than ``aheadTolerance``.
+/// leave the timeline whole, a few of its beats placed early by their duration; the intervals are the sensor's.
+/// Beats that would come after their receipt (the segment's first notification was read late) are pulled back
+/// towards it. The timeline also breaks on a reconnect (``reset()``) and when beats would still end after their
+/// receipt by more than ``aheadTolerance``.
 ///
-/// Beats never add up to more time than passed: a new segment's beats happened after the previous notification
+/// Beats add up to no more time than passed, give or take ``pullBackBudget``: a new segment's beats happened after the previous notification
 /// (less radio latency) or within a few seconds before a connection's first one, and its first interval began at
 /// the last beat placed or later. Older beats of it are dropped and counted (``Placement/dropped``), never
 /// back-dated: a device that sends hundreds of intervals a notification gets no more beats than its wearer's heart
@@ -29,6 +31,9 @@ public struct BeatTimeline: Sendable {
     public private(set) var usualInterval: Duration?
     /// The least lag (receipt less the newest beat placed) of this segment, and when it was seen.
     private var leastLag: (lag: Duration, at: ContinuousClock.Instant)?
+    /// When this segment began, and how far its beats were pulled back so far.
+    private var segmentStart: ContinuousClock.Instant?
+    private var pulledBack: Duration = .zero
 
     public init() {}
 
@@ -37,6 +42,8 @@ public struct BeatTimeline: Sendable {
         lastBeat = nil
         lastNotification = nil
         leastLag = nil
+        segmentStart = nil
+        pulledBack = .zero
     }
 
     /// The result of placing one notification's intervals.
@@ -60,8 +67,13 @@ public struct BeatTimeline: Sendable {
     /// are estimates (back-dated from receipt), and radio latency moves them by tens of milliseconds.
     public static let overlap: Duration = .milliseconds(100)
     /// How far a continued timeline may run ahead of a receipt: the segment's first beats were placed at the receipt
-    /// of its first notification, which a busy machine may have read up to this late.
+    /// of its first notification, which a busy machine may have read late. Beats ahead of their receipt are pulled
+    /// back towards it (``pullBackBudget``); what is still ahead by more than this breaks the timeline.
     public static let aheadTolerance: Duration = .seconds(1)
+    /// How far a segment's beats may be pulled back in all, besides the clocks' drift: about as late as a busy
+    /// machine reads a connection's first notification. A sensor that reports more beats than time passed gets no
+    /// more than this beyond its time before its timeline breaks.
+    public static let pullBackBudget: Duration = .seconds(3)
     /// How much more than the least lag a notification arriving at its usual pace may lag before the beats that
     /// filled the time are taken as lost: a loaded machine reads notifications late by this much for a while.
     public static let lagAllowance: Duration = .seconds(1)
@@ -118,6 +130,10 @@ public struct BeatTimeline: Sendable {
     }
 
     /// The beat times continuing the timeline from `lastBeat`, or nil when the timeline breaks here.
+    ///
+    /// Beats that would come after their receipt were placed from a receipt read late: they are pulled back towards
+    /// it, each notification's first interval shortened by at most half (beats stay in order, a strap's intervals
+    /// stay as it sent them), within ``pullBackBudget`` for the segment.
     private mutating func continued(
         _ intervals: [RRInterval],
         from lastBeat: ContinuousClock.Instant,
@@ -125,7 +141,13 @@ public struct BeatTimeline: Sendable {
         pace: Pace
     ) -> [ContinuousClock.Instant]? {
         let total = intervals.reduce(Duration.zero) { $0 + $1.duration }
-        let lag = receivedAt - (lastBeat + total)
+        var lag = receivedAt - (lastBeat + total)
+        var shift = Duration.zero
+        if lag < .zero, let first = intervals.first {
+            let budget = Self.pullBackBudget + (receivedAt - (segmentStart ?? receivedAt)) * Self.lagDrift - pulledBack
+            shift = max(.zero, min(.zero - lag, first.duration / 2, budget))
+            lag += shift
+        }
         // The newest beat cannot be much later than its receipt.
         guard lag >= .zero - Self.aheadTolerance else { return nil }
         // The least lag creeps up as slowly as the clocks can drift apart, so a drifting sensor is not taken for one
@@ -139,8 +161,9 @@ public struct BeatTimeline: Sendable {
             return nil
         }
         if lag <= least { leastLag = (lag, receivedAt) }
+        pulledBack += shift
         var times: [ContinuousClock.Instant] = []
-        var time = lastBeat
+        var time = lastBeat - shift
         for interval in intervals {
             time += interval.duration
             times.append(time)
@@ -174,6 +197,8 @@ public struct BeatTimeline: Sendable {
         if !times.isEmpty {
             lastBeat = receivedAt
             leastLag = (.zero, receivedAt)
+            segmentStart = receivedAt
+            pulledBack = .zero
         }
         return Placement(beatTimes: times, isContinuous: false, dropped: dropped)
     }

@@ -70,16 +70,39 @@ import Testing
         #expect(placed == (1...11).map { at(Double($0)) })
     }
 
-    /// The first notification of a connection read late: the later ones, read on time, find the timeline a little
-    /// ahead of them, and continue it.
-    @Test func aLateFirstNotificationDoesNotBreakTheTimeline() {
+    /// The first notification of a connection read late, 1.6 s after it was sent, with the next one: the later ones,
+    /// read on time, find the timeline ahead of them, and pull it back to their receipt, half an interval at most
+    /// each time; nothing breaks.
+    @Test func aLateFirstNotificationIsPulledBackWithoutABreak() {
         var timeline = BeatTimeline()
-        _ = timeline.place(rr(1000), receivedAt: at(1.8))
-        for second in 2...6 {
-            let placement = timeline.place(rr(1000), receivedAt: at(Double(second)))
-            #expect(placement.isContinuous)
-            #expect(placement.beatTimes == [at(1.8) + .seconds(second - 1)])
+        var placed = timeline.place(rr(1000), receivedAt: at(2.6)).beatTimes
+        for (second, receipt) in zip(2...8, [2.601, 3, 4, 5, 6, 7, 8]) {
+            let placement = timeline.place(rr(1000), receivedAt: at(receipt))
+            #expect(placement.isContinuous, "the notification sent at \(second) s")
+            placed += placement.beatTimes
         }
+        // Pulled back 0.5 s at each of the next three beats, and the last 0.1 s at the fourth.
+        let spacing = zip(placed, placed.dropFirst()).map { ($1 - $0) / .milliseconds(1) }
+        #expect(spacing.map { $0.rounded() } == [500, 500, 500, 900, 1000, 1000, 1000])
+        #expect(abs(((placed.last ?? at(0)) - at(8)) / .microseconds(1)) < 1)
+    }
+
+    /// A sensor that reports more beats than time passed is pulled back within the budget, then breaks, and its
+    /// next segment leaves out the beats that do not fit.
+    @Test func beatsAheadOfTimeBeyondTheBudgetBreakTheTimeline() {
+        var timeline = BeatTimeline()
+        _ = timeline.place(rr(1000), receivedAt: at(1))
+        var breaks = 0
+        var beats = 1
+        // Two beats of a second each, every second: a second ahead at each notification.
+        for second in 2...20 {
+            let placement = timeline.place(rr(1000, 1000), receivedAt: at(Double(second)))
+            if !placement.isContinuous { breaks += 1 }
+            beats += placement.beatTimes.count
+        }
+        #expect(breaks >= 1)
+        // Twenty seconds hold twenty beats; the budget lets a few more through before each break.
+        #expect(beats <= 20 + 2 * 4, "\(beats) beats")
     }
 
     /// Notifications read late by a loaded machine (up to 0.9 s for a while, stalls of up to 8 s read as a burst,
@@ -118,9 +141,15 @@ import Testing
             placedBeats += zip(placement.beatTimes, intervals.suffix(placement.beatTimes.count)).map { ($0, $1) }
         }
         #expect(breaks == 0)
+        // Each beat its interval after the previous one, unless pulled back (by at most half of it) towards a
+        // receipt; in all, no more than the first notification was late.
+        var pulledBack = Duration.zero
         for (previous, beat) in zip(placedBeats, placedBeats.dropFirst()) where breaks == 0 {
-            #expect(beat.0 - previous.0 == beat.1.duration)
+            let spacing = beat.0 - previous.0
+            #expect(spacing <= beat.1.duration && spacing >= beat.1.duration / 2)
+            pulledBack += beat.1.duration - spacing
         }
+        #expect(pulledBack <= .seconds(1), "pulled back \(pulledBack) in all")
     }
 
     @Test func beatsThatCannotFitTheClockRestartTheTimeline() {

@@ -77,8 +77,11 @@ import Testing
             #expect(beats.count >= 15)
             let broken = readings[(first + 1)...].firstIndex { !$0.isContinuous }
             #expect(broken == nil, "the timeline broke: \(broken.map { Self.around($0, in: readings) } ?? "")")
+            // Each beat its interval after the previous one, or less where the beats were pulled back towards a
+            // receipt (the connection's first notification read late): by half an interval at most each time.
             for (previous, beat) in zip(beats, beats.dropFirst()) {
-                #expect(beat.time - previous.time == beat.interval.duration)
+                let spacing = beat.time - previous.time
+                #expect(spacing <= beat.interval.duration && spacing >= beat.interval.duration / 2)
             }
             // Back-dated, never later than their notification's receipt by more than a busy machine may have read
             // the connection's first notification late.
@@ -285,13 +288,13 @@ import Testing
                     await simulator.dropNotifications(sensor: 0, for: .seconds(5))
                 }
                 let afterStale = events.split { if case .state(.stale) = $0 { true } else { false } }.dropFirst()
-                return afterStale.last.map { Array($0).readings.filter { !$0.beats.isEmpty }.count >= 3 } ?? false
+                return afterStale.last.map { Array($0).readings.filter { !$0.beats.isEmpty }.count >= 10 } ?? false
             }
             #expect(events.states.contains(.stale))
             // Five seconds of beats lost: the timeline breaks once the sensor is heard at its pace again (the first
-            // notification after a silence may as well be one a busy machine read late).
+            // notifications after a silence may as well be ones a busy machine read late).
             let afterStale = Array(events.split { if case .state(.stale) = $0 { true } else { false } }.last ?? [])
-            let resumed = afterStale.readings.filter { !$0.beats.isEmpty }.prefix(3)
+            let resumed = afterStale.readings.filter { !$0.beats.isEmpty }
             #expect(resumed.contains { !$0.isContinuous }, "beats lost in the silence break the timeline")
             #expect(sensor.counters.gaps >= 1)
         }

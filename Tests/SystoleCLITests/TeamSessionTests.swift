@@ -134,10 +134,14 @@ import Testing
             let bpms = rows.compactMap { Double($0[2]) }
             let rate = Self.rates[address] ?? 0
             #expect(bpms.allSatisfy { abs($0 - rate) <= 10 }, "\(workout["athlete"] ?? ""): \(Set(bpms))")
-            // What the strap sent while the workout ran, give or take what a busy machine read a second late at each
-            // end.
-            let sent = emitted.filter { $0.sensor == address && $0.unix > start + 1 && $0.unix < end - 1 }.count
-            #expect(bpms.count >= sent && bpms.count <= sent + 4, "\(address): \(bpms.count) stored, \(sent) sent")
+            // What the strap sent while the workout ran: at least what it sent well inside it, at most what it sent
+            // before the end and from a little before the start (a busy machine reads notifications late).
+            let inside = emitted.filter { $0.sensor == address && $0.unix > start + 1 && $0.unix < end - 1 }.count
+            let around = emitted.filter { $0.sensor == address && $0.unix > start - 3 && $0.unix < end }.count
+            #expect(
+                bpms.count >= inside && bpms.count <= around,
+                "\(address): \(bpms.count) stored, \(inside) sent inside the workout, \(around) around it"
+            )
             let shown = try #require(try await json("workouts", "show", id) as? [String: Any])
             let gaps = shown["gaps"] as? Int ?? -1
             #expect(gaps == (address == Self.ben ? 1 : 0), "\(workout["athlete"] ?? ""): \(gaps) gaps")

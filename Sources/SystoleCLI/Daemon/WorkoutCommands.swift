@@ -63,11 +63,13 @@ struct StartCommand: AsyncParsableCommand {
                 ? try await client.call("StartTeamSession", [.string(activity), .string(location), .string(session)])
                 : try await client.call("StartWorkout", [.string(activity), .string(location)])
         }
-        // The countdown runs while systoled prepares; it stops as soon as the workout has started.
+        // The countdown runs while systoled prepares; it stops as soon as the workout has started. Its first step is
+        // shown at once, so a workout that starts at once (a heart rate already there) shows it too.
+        FileHandle.standardOutput.write(Data("3… ".utf8))
         let countdown = Task {
-            for second in [3, 2, 1] {
-                FileHandle.standardOutput.write(Data("\(second)… ".utf8))
+            for second in [2, 1] {
                 try await Task.sleep(for: .seconds(1))
+                FileHandle.standardOutput.write(Data("\(second)… ".utf8))
             }
         }
         let reply: [DBusValue]
