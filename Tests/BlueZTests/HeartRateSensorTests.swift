@@ -1,5 +1,6 @@
 import BlueZ
 import BlueZSimulator
+import Foundation
 import HeartRateProfile
 import Testing
 
@@ -290,7 +291,14 @@ import Testing
                 let afterStale = events.split { if case .state(.stale) = $0 { true } else { false } }.dropFirst()
                 return afterStale.last.map { Array($0).readings.filter { !$0.beats.isEmpty }.count >= 10 } ?? false
             }
-            #expect(events.states.contains(.stale))
+            let sent = await simulator.emittedNotifications().map(\.date)
+            let received = events.readings.map(\.receivedDate)
+            func longest(_ dates: [Date]) -> Double {
+                zip(dates, dates.dropFirst()).map { $1.timeIntervalSince($0) }.max() ?? 0
+            }
+            let seen =
+                "sent \(longest(sent)) s apart at most, received \(longest(received)) s (\(received.count) readings)"
+            #expect(events.states.contains(.stale), "no silence seen: \(seen)")
             // Five seconds of beats lost: the timeline breaks once the sensor is heard at its pace again (the first
             // notifications after a silence may as well be ones a busy machine read late).
             let afterStale = Array(events.split { if case .state(.stale) = $0 { true } else { false } }.last ?? [])
