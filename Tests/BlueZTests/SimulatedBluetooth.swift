@@ -134,6 +134,12 @@ extension [HeartRateSensorEvent] {
         zip([nil] + states, states).filter { previous, state in state == .streaming && previous != .stale }.count
     }
 
+    /// The events after the sensor was first reported stale (none when it never was).
+    var afterFirstStale: [HeartRateSensorEvent] {
+        guard let stale = firstIndex(where: { if case .state(.stale) = $0 { true } else { false } }) else { return [] }
+        return Array(self[(stale + 1)...])
+    }
+
     /// The events after the last connection started resolving services.
     var sinceLastConnection: [HeartRateSensorEvent] {
         guard let start = lastIndex(where: { if case .state(.resolvingServices) = $0 { true } else { false } })
