@@ -248,6 +248,40 @@ import WorkoutKit
         }
     }
 
+    /// A solo workout is an athlete's only when every connected sensor is hers, and then takes only her sensors'
+    /// readings; with a sensor of nobody's beside hers it is nobody's and takes both.
+    @Test func aSoloWorkoutIsAnAthletesOnlyWithHerSensorsAlone() async throws {
+        func startSolo(_ manager: WorkoutManager, first address: String) async throws -> UUID {
+            let starting = Task { try await manager.start(WorkoutConfiguration(activityType: .running)) }
+            try await waitUntil("the countdown listening for a heart rate") { readings.subscriberCount > 0 }
+            readings.publish(try teamReading(90, address))
+            return try await starting.value.0
+        }
+        let mixed = teamManager(connected: [Self.ana, Self.stranger])
+        try await running(mixed) {
+            let id = try await startSolo(mixed, first: Self.ana)
+            #expect(mixed.currentSnapshots.map(\.athlete) == [nil], "Ana's and nobody's sensors: nobody's workout")
+            clock.advance(by: 1)
+            let recorded = await mixed.record([try teamReading(120, Self.ana), try teamReading(99, Self.stranger)])
+            #expect(recorded.map(\.workout.state) == [.running, .running])
+            _ = try await mixed.end()
+            #expect(await heartRates(of: id).sorted() == [99, 120])
+            let saved = await store.workouts.first { $0.id == id }
+            #expect(saved?.metadata["systole.athlete"] == nil)
+        }
+        let hers = teamManager(connected: [Self.ana])
+        try await running(hers) {
+            let id = try await startSolo(hers, first: Self.ana)
+            #expect(hers.currentSnapshots.map(\.athlete) == ["Ana"])
+            clock.advance(by: 1)
+            // The stranger's strap connects during her workout: its readings are not filed under her.
+            let recorded = await hers.record([try teamReading(121, Self.ana), try teamReading(98, Self.stranger)])
+            #expect(recorded.map(\.workout.state) == [.running, .notStarted])
+            _ = try await hers.end()
+            #expect(await heartRates(of: id) == [121])
+        }
+    }
+
     @Test func aTeamSessionNeedsNamedAthletesWithConnectedSensors() async throws {
         let unnamed = manager()
         do {

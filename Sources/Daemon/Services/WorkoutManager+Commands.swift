@@ -14,9 +14,10 @@ extension WorkoutManager {
         prepareTimeout: Duration = .seconds(3)
     ) async throws(WorkoutCommandError) -> (UUID, heartRateAvailable: Bool) {
         try await refuseIfOngoing()
-        // The workout is its sensors' athlete's when they all belong to one.
-        let athletes = Set(sensorStatuses().filter(\.isConnected).compactMap(\.athlete))
-        let athlete = athletes.count == 1 ? athletes.first : nil
+        // The workout is an athlete's only when every connected sensor is hers (then it takes only her sensors'
+        // readings); with a sensor of no athlete or of another, it is nobody's and takes every reading.
+        let owners = Set(sensorStatuses().filter(\.isConnected).map(\.athlete))
+        let athlete = owners.count == 1 ? owners.first ?? nil : nil
         let started = try await begin([athlete], teamSessionID: nil, configuration, prepareTimeout: prepareTimeout)
         return (started.ids[0], started.heartRateAvailable)
     }

@@ -20,15 +20,16 @@ actor WorkoutManager {
         /// awaits): until then the workout still shows as prepared, so no reading it did not store shows as
         /// running.
         var collecting: Bool
-        /// Who it records (a label; for a team workout also whose readings it takes).
+        /// Whose it is: it takes only that athlete's sensors' readings.
         var athlete: String?
-        /// Set on each athlete's workout of a team session: it takes only its athlete's readings.
+        /// Set on each athlete's workout of a team session.
         var teamSessionID: UUID?
 
         var workoutID: UUID { builder.workoutID }
-        /// Whether it takes `reading`: a team workout its athlete's, any other every reading.
+        /// Whether it takes `reading`: an athlete's workout (solo or in a team) that athlete's, a workout of no
+        /// athlete every reading. Readings are never filed under an athlete whose sensor did not send them.
         func takes(_ reading: DaemonReading) -> Bool {
-            teamSessionID == nil || reading.athlete == athlete
+            athlete == nil || reading.athlete == athlete
         }
     }
 
@@ -155,9 +156,15 @@ actor WorkoutManager {
             return readings.map { RecordedReading(reading: $0, workout: .idle) }
         }
         if workouts.count == 1, workouts[0].teamSessionID == nil {
-            let (shown, now) = await record(readings, into: workouts[0])
+            let current = workouts[0]
+            let taken = current.athlete == nil ? readings : readings.filter(current.takes)
+            guard !taken.isEmpty else {
+                publish([await snapshot(of: current)])
+                return readings.map { RecordedReading(reading: $0, workout: .idle) }
+            }
+            let (shown, now) = await record(taken, into: current)
             publish([now])
-            return readings.map { RecordedReading(reading: $0, workout: shown) }
+            return readings.map { RecordedReading(reading: $0, workout: current.takes($0) ? shown : .idle) }
         }
         var shown: [String: WorkoutSnapshot] = [:]
         for current in workouts {
