@@ -67,8 +67,8 @@ enum ChangeLog {
 }
 
 extension SQLiteHealthStore {
-    /// This store file's identity (made when the file was created): a replica tells stores apart by it, so a new
-    /// file after a lost one is not taken for the old one.
+    /// This store file's identity (made when the file was created, and anew when it was found to be a copy): a
+    /// replica tells stores apart by it, so a new file after a lost one is not taken for the old one.
     public func storeIdentifier() async throws -> UUID {
         try await read("reading the store's identity") { db in
             guard let id = try UUID.fetchOne(db, sql: "SELECT storeID FROM changeLogState WHERE id = 1") else {
@@ -159,6 +159,13 @@ extension SQLiteHealthStore {
     /// Forgets the changes up to `sequence`: a replica has committed them.
     public func acknowledgeChanges(through sequence: Int64) async throws {
         try await writeBesideCommits("acknowledging replicated changes") { db in
+            try db.execute(
+                sql: """
+                    UPDATE changeLogState SET acknowledgedCommitted = (SELECT committed FROM changeLog WHERE sequence = ?1)
+                    WHERE id = 1 AND ?1 > acknowledged
+                    """,
+                arguments: [sequence]
+            )
             try db.execute(sql: "DELETE FROM changeLog WHERE sequence <= ?", arguments: [sequence])
             try db.execute(
                 sql: "UPDATE changeLogState SET acknowledged = max(acknowledged, ?) WHERE id = 1",

@@ -190,6 +190,11 @@ enum Schema {
             )
             try db.execute(sql: "INSERT INTO changeLogState (id, storeID) VALUES (1, ?)", arguments: [UUID()])
         }
+        migrator.registerMigration("v10-acknowledged-commit-time") { db in
+            // When the last acknowledged change was committed: what the replica's position is checked against once
+            // the change itself is forgotten (a copied or restored store is told apart by it).
+            try db.execute(sql: "ALTER TABLE changeLogState ADD COLUMN acknowledgedCommitted REAL")
+        }
         return migrator
     }
 }

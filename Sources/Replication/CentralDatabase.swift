@@ -1,6 +1,7 @@
 import Foundation
 import HealthStore
 import Logging
+import NIOCore
 import PostgresNIO
 import WorkoutKit
 
@@ -25,6 +26,11 @@ public struct CentralDatabase: Sendable {
     }
 
     private let connection: PostgresConnection
+
+    /// The largest message taken from the server (a row: a workout's JSON is a few hundred KiB at most), and the
+    /// most taken over one command: a hostile server cannot make `systole` gather more.
+    static let largestMessage = 16 << 20
+    static let largestAnswer = 512 << 20
     private let logger: Logger
 
     /// Connects for the length of `body`: one connection, which fails at once when PostgreSQL refuses it (a pool
@@ -42,21 +48,16 @@ public struct CentralDatabase: Sendable {
             database: address.database ?? address.username ?? "systole",
             tls: address.tls,
             caFile: address.caFile,
+            authentication: address.authentication,
             receiver: ""
         )
         let logger = Logger(label: "systole.database", factory: { _ in SwiftLogNoOpLogHandler() })
-        let tls: PostgresConnection.Configuration.TLS =
-            try Replicator.tlsConfiguration(settings).map { .require(try NIOSSLContext(configuration: $0)) } ?? .disable
-        let configuration = PostgresConnection.Configuration(
-            host: settings.host,
-            port: settings.port,
-            username: settings.username,
-            password: settings.password,
-            database: settings.database,
-            tls: tls
+        let endpoint = Replicator.endpoint(
+            settings,
+            limits: .init(largestMessage: largestMessage, total: largestAnswer, authentication: settings.authentication)
         )
         return try await Replicator.withDeadline(Replicator.answerDeadline * 3) {
-            let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+            let connection = try await GuardedConnection.connect(endpoint, id: 1, logger: logger)
             do {
                 let result = try await body(CentralDatabase(connection: connection, logger: logger))
                 try? await connection.close()

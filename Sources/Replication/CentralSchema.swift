@@ -113,14 +113,17 @@ public enum CentralSchema {
                 FROM systole_rr_interval i
                 LEFT JOIN systole_workout w ON w.id = i.workout_id
             """,
-        ]
+        ],
+        // 2: when the receiver's last applied change was committed in its store (seconds since 1970): with the
+        // sequence, the receiver's position, which a copied or restored store cannot match.
+        ["ALTER TABLE systole_receiver ADD COLUMN applied_committed double precision"],
     ]
 
     /// Brings the database up to ``currentVersion``; returns the versions it applied. A database newer than this
     /// systole is an error (an older receiver must not write into a schema it does not know).
     @discardableResult
-    public static func migrate(_ client: PostgresClient, logger: Logger) async throws -> [Int] {
-        try await inTransaction(client, logger: logger) { connection in
+    public static func migrate(_ connection: PostgresConnection, logger: Logger) async throws -> [Int] {
+        try await inTransaction(connection, logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
             try await connection.query(
                 """

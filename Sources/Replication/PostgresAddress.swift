@@ -16,6 +16,9 @@ public struct PostgresAddress: Sendable, Equatable {
     public var database: String?
     public var tls: ReplicationSettings.TLS
     public var caFile: String?
+    /// The authentications accepted from the server (`require_auth`, as libpq takes it): SCRAM-SHA-256 unless the
+    /// address says otherwise; `password` (in clear text) only with `sslmode=verify-full`.
+    public var authentication: PostgresAuthentication = .scram
 
     /// Why an address was refused, in words for the configuration's or the command line's error.
     public struct Problem: Error, Equatable, CustomStringConvertible {
@@ -101,17 +104,38 @@ public struct PostgresAddress: Sendable, Equatable {
                     throw Problem("sslmode is disable, require or verify-full")
                 }
                 mode = parsed
+            case "require_auth":
+                authentication = try Self.authentication(value)
             case "sslrootcert":
                 guard value.hasPrefix("/") else { throw Problem("sslrootcert must be an absolute path") }
                 caFile = value
             default:
-                throw Problem("the address takes sslmode and sslrootcert, not '\(key.prefix(32))'")
+                throw Problem("the address takes sslmode, sslrootcert and require_auth, not '\(key.prefix(32))'")
             }
         }
         tls = mode ?? (Self.isLoopback(host) ? .disable : .verifyFull)
         if caFile != nil, tls != .verifyFull {
             throw Problem("sslrootcert is for sslmode=verify-full")
         }
+        if authentication.contains(.password), tls != .verifyFull {
+            throw Problem(
+                "require_auth=password sends the password in clear text: only with sslmode=verify-full (the server "
+                    + "proven by its certificate)"
+            )
+        }
+    }
+
+    /// `require_auth`'s comma-separated names.
+    private static func authentication(_ value: String) throws(Problem) -> PostgresAuthentication {
+        var accepted: PostgresAuthentication = []
+        for name in value.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let method = PostgresAuthentication.names.first(where: { $0.0 == name })?.1 else {
+                let names = PostgresAuthentication.names.map(\.0).joined(separator: ", ")
+                throw Problem("require_auth takes \(names), separated by commas, not '\(name.prefix(32))'")
+            }
+            accepted.insert(method)
+        }
+        return accepted
     }
 
     /// Whether only this machine reaches `host`: `localhost`, an address in 127.0.0.0/8, or ::1. Parsed as an address,

@@ -17,6 +17,8 @@ public struct ReplicationSettings: Sendable, Equatable {
     public var database: String
     public var tls: TLS
     public var caFile: String?
+    /// The authentications the server may ask for (`require_auth` in the address; SCRAM-SHA-256 by default).
+    public var authentication: PostgresAuthentication
     /// This receiver's name in the central database (default: the host name).
     public var receiver: String
     /// Samples kept for PostgreSQL while it cannot be reached, at most; beyond that the oldest are left out of
@@ -34,6 +36,7 @@ public struct ReplicationSettings: Sendable, Equatable {
         database: String,
         tls: TLS,
         caFile: String? = nil,
+        authentication: PostgresAuthentication = .scram,
         receiver: String,
         backlogLimit: Int = ReplicationSettings.defaultBacklogLimit
     ) {
@@ -44,6 +47,7 @@ public struct ReplicationSettings: Sendable, Equatable {
         self.database = database
         self.tls = tls
         self.caFile = caFile
+        self.authentication = authentication
         self.receiver = receiver
         self.backlogLimit = backlogLimit
     }

@@ -1,32 +1,11 @@
 import Foundation
 import HealthStore
 import Logging
+import NIOCore
 import NIOSSL
 import PostgresNIO
 import ServiceLifecycle
 import Synchronization
-
-/// How replication is doing, for `systole status` and /metrics.
-public struct ReplicationStatus: Sendable, Equatable {
-    /// Whether the last attempt reached PostgreSQL.
-    public var connected = false
-    /// Why the last attempt failed, while it does.
-    public var problem: String?
-    /// Changes and samples waiting, and when the oldest was committed.
-    public var waitingChanges = 0
-    public var waitingSamples = 0
-    public var oldestWaiting: Date?
-    /// Samples left out of the replica because the backlog passed its limit (they stay in the local store).
-    public var droppedSamples = 0
-    /// Whether the last look at the store found nothing waiting and PostgreSQL was reached: everything committed
-    /// before it is in the central database.
-    public var caughtUp = false
-    /// Changes and samples this run sent.
-    public var sentChanges = 0
-    public var sentSamples = 0
-
-    public init() {}
-}
 
 /// Sends the store's changes to PostgreSQL, in order, exactly once, from its own task: the live pipeline only
 /// commits to SQLite (the change log is written in the same transaction) and never waits for PostgreSQL. While
@@ -65,21 +44,21 @@ public final class Replicator: Service, Sendable {
     /// How replication is doing now.
     public var status: ReplicationStatus { state.withLock { $0 } }
 
-    /// The client's configuration for `settings`.
-    public static func clientConfiguration(_ settings: ReplicationSettings) -> PostgresClient.Configuration {
-        let tls: PostgresClient.Configuration.TLS = tlsConfiguration(settings).map { .require($0) } ?? .disable
-        var configuration = PostgresClient.Configuration(
+    /// The largest message taken from the server: its answers to a receiver are a few bytes (a sequence, a
+    /// command's tag) and its errors a few hundred, so a longer one is hostile or not PostgreSQL.
+    static let largestServerMessage = 1 << 20
+
+    /// Where and how to connect for `settings`.
+    static func endpoint(_ settings: ReplicationSettings, limits: ServerMessageLimits) -> GuardedConnection.Endpoint {
+        GuardedConnection.Endpoint(
             host: settings.host,
             port: settings.port,
             username: settings.username,
             password: settings.password,
             database: settings.database,
-            tls: tls
+            tls: tlsConfiguration(settings),
+            limits: limits
         )
-        configuration.options.minimumConnections = 0
-        configuration.options.maximumConnections = 1
-        configuration.options.connectTimeout = .seconds(10)
-        return configuration
     }
 
     /// TLS as `settings` asks for it: none, without checking the certificate (`require`), or checked against the
@@ -100,83 +79,183 @@ public final class Replicator: Service, Sendable {
     }
 
     public func run() async throws {
-        let client = PostgresClient(
-            configuration: Self.clientConfiguration(settings),
-            backgroundLogger: Logger(label: "systoled.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+        await cancelWhenGracefulShutdown { await self.replicate() }
+    }
+
+    /// Connects, within ``answerDeadline``.
+    private func connect() async throws -> PostgresConnection {
+        let endpoint = Self.endpoint(
+            settings,
+            limits: .init(largestMessage: Self.largestServerMessage, authentication: settings.authentication)
         )
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            await cancelWhenGracefulShutdown { await self.replicate(client) }
-            group.cancelAll()
+        let logger = Logger(label: "systoled.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+        return try await Self.withDeadline(Self.answerDeadline) {
+            try await GuardedConnection.connect(endpoint, id: 1, logger: logger)
         }
     }
 
-    private func replicate(_ client: PostgresClient) async {
+    /// Where replication is, from round to round.
+    private struct Progress {
+        var connection: PostgresConnection?
         var migrated = false
         var writer: ChangeWriter?
+        /// The last change the store has forgotten (PostgreSQL has it).
         var acknowledged: Int64 = 0
-        /// The last change PostgreSQL has, ahead of `acknowledged` until the next acknowledgement.
-        var sent: Int64 = 0
+        /// PostgreSQL's position: ahead of `acknowledged` until the next acknowledgement.
+        var position = ChangeWriter.Position.start
         var lastAcknowledgement = ContinuousClock.now
+    }
+
+    private func replicate() async {
+        var progress = Progress()
         var delay: Duration = .seconds(1)
         var lastBacklogCheck = ContinuousClock.now - Self.backlogCheckInterval
         var warnedAge: TimeInterval = 0
         while !Task.isCancelled {
             if ContinuousClock.now - lastBacklogCheck >= Self.backlogCheckInterval {
                 lastBacklogCheck = .now
+                // What PostgreSQL has is forgotten first: trimming must not take the change its position names.
+                if progress.position.sequence > progress.acknowledged,
+                    (try? await store.acknowledgeChanges(through: progress.position.sequence)) != nil
+                {
+                    progress.acknowledged = progress.position.sequence
+                    progress.lastAcknowledgement = .now
+                }
                 warnedAge = await checkBacklog(warnedAge: warnedAge)
             }
+            let started = ContinuousClock.now
             do {
-                if writer == nil {
-                    let storeID = try await store.storeIdentifier()
-                    writer = ChangeWriter(storeID: storeID, receiver: settings.receiver, logger: logger)
-                    acknowledged = try await store.acknowledgedChange()
-                    sent = acknowledged
-                }
-                if !migrated {
-                    let logger = logger
-                    let applied = try await Self.withDeadline(Self.answerDeadline) {
-                        try await CentralSchema.migrate(client, logger: logger)
-                    }
-                    migrated = true
-                    let migration = applied.isEmpty ? "" : " (schema migrated to version \(applied.last ?? 0))"
-                    logger.notice(
-                        "replicating to \(settings.displayAddress) as receiver '\(settings.receiver)'\(migration)"
-                    )
-                }
-                let started = ContinuousClock.now
-                if sent > acknowledged, started - lastAcknowledgement >= Self.acknowledgementInterval {
-                    try await store.acknowledgeChanges(through: sent)
-                    acknowledged = sent
-                    lastAcknowledgement = started
-                }
-                let changes = try await store.changes(
-                    after: sent,
-                    limit: Self.batchChanges,
-                    sampleLimit: Self.batchSamples
-                )
-                guard let writer, !changes.isEmpty else {
-                    reached(caughtUp: true)
-                    try? await Task.sleep(until: started + Self.batchInterval)
-                    continue
-                }
-                let applied = try await Self.withDeadline(Self.answerDeadline) {
-                    try await writer.apply(changes, with: client)
-                }
-                sent = applied.through
-                let full = changes.count >= Self.batchChanges || applied.samples >= Self.batchSamples / 2
-                reached(sent: applied, caughtUp: !full)
+                let full = try await round(&progress)
                 delay = .seconds(1)
                 // A full batch means more is waiting (catching up): the next goes at once.
                 if !full { try? await Task.sleep(until: started + Self.batchInterval) }
             } catch {
+                if let mismatch = error as? ChangeWriter.PositionMismatch {
+                    await takeNewIdentity(&progress, mismatch)
+                    continue
+                }
                 failed(error)
+                // After any failure the connection starts again: whatever the server or the network did, nothing
+                // of it is left half done (an open transaction, a row stream).
+                if let link = progress.connection {
+                    progress.connection = nil
+                    try? await link.close()
+                }
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, Self.maximumRetryDelay)
             }
         }
+        if let link = progress.connection { try? await link.close() }
         // What PostgreSQL has is forgotten before systoled stops (otherwise it would only be sent again).
-        if sent > acknowledged { try? await store.acknowledgeChanges(through: sent) }
+        if progress.position.sequence > progress.acknowledged {
+            try? await store.acknowledgeChanges(through: progress.position.sequence)
+        }
+    }
+
+    /// One round: connects when there is no connection, then sends a batch if anything waits. Returns whether the
+    /// batch was full (more is waiting).
+    private func round(_ progress: inout Progress) async throws -> Bool {
+        let writer: ChangeWriter
+        if let known = progress.writer {
+            writer = known
+        } else {
+            writer = ChangeWriter(
+                storeID: try await store.storeIdentifier(),
+                receiver: settings.receiver,
+                logger: logger
+            )
+            progress.writer = writer
+            progress.acknowledged = try await store.acknowledgedChange()
+            progress.position = ChangeWriter.Position(sequence: progress.acknowledged, committed: nil)
+        }
+        let link: PostgresConnection
+        if let connection = progress.connection {
+            link = connection
+        } else {
+            link = try await connect()
+            progress.connection = link
+            if !progress.migrated {
+                let logger = logger
+                let applied = try await Self.withDeadline(Self.answerDeadline, closing: link) {
+                    try await CentralSchema.migrate(link, logger: logger)
+                }
+                progress.migrated = true
+                let migration = applied.isEmpty ? "" : " (schema migrated to version \(applied.last ?? 0))"
+                logger.notice(
+                    "replicating to \(settings.displayAddress) as receiver '\(settings.receiver)'\(migration)"
+                )
+            }
+            progress.position = try await claim(writer, link, from: progress)
+        }
+        let now = ContinuousClock.now
+        if progress.position.sequence > progress.acknowledged,
+            now - progress.lastAcknowledgement >= Self.acknowledgementInterval
+        {
+            try await store.acknowledgeChanges(through: progress.position.sequence)
+            progress.acknowledged = progress.position.sequence
+            progress.lastAcknowledgement = now
+        }
+        let changes = try await store.changes(
+            after: progress.position.sequence,
+            limit: Self.batchChanges,
+            sampleLimit: Self.batchSamples
+        )
+        guard !changes.isEmpty else {
+            reached(caughtUp: true)
+            return false
+        }
+        let position = progress.position
+        let applied = try await Self.withDeadline(Self.answerDeadline, closing: link) {
+            try await writer.apply(changes, after: position, with: link)
+        }
+        progress.position = applied.through
+        let full = changes.count >= Self.batchChanges || applied.samples >= Self.batchSamples / 2
+        reached(sent: applied, caughtUp: !full)
+        return full
+    }
+
+    /// PostgreSQL's position for this store, checked against the store: it must be a change the store made (the
+    /// same sequence committed at the same time), or none. Otherwise the store is a copy (another receiver's SD
+    /// card, an older backup) of one that replicated further, and ``ChangeWriter/PositionMismatch`` is thrown.
+    private func claim(
+        _ writer: ChangeWriter,
+        _ link: PostgresConnection,
+        from progress: Progress
+    ) async throws -> ChangeWriter.Position {
+        guard
+            let found = try await Self.withDeadline(
+                Self.answerDeadline,
+                closing: link,
+                { try await writer.position(with: link) }
+            ),
+            found.sequence > 0
+        else { return progress.position }
+        guard let committed = found.committed else {
+            // Written by a systole that kept no commit times: taken as it is.
+            return found
+        }
+        let local = try await store.committedTime(ofChange: found.sequence)
+        guard ChangeWriter.Position.same(local?.timeIntervalSince1970, committed) else {
+            throw ChangeWriter.PositionMismatch(expected: progress.position, found: found)
+        }
+        return found
+    }
+
+    /// The store is a copy: it gets an identity of its own, and replicates from its own position as a new store.
+    /// What the original sent stays the original's; what this store made since it was copied is sent under the
+    /// new identity (rows both have, by their identifiers, are not written twice).
+    private func takeNewIdentity(_ progress: inout Progress, _ mismatch: ChangeWriter.PositionMismatch) async {
+        do {
+            let identity = try await store.takeNewStoreIdentity()
+            progress.writer = ChangeWriter(storeID: identity, receiver: settings.receiver, logger: logger)
+            progress.position = ChangeWriter.Position(sequence: progress.acknowledged, committed: nil)
+            state.withLock { $0.storeCopied = Date() }
+            logger.error(
+                "this store was copied from another receiver's or restored from an older backup: \(mismatch). It now replicates as a new store (\(identity.uuidString.lowercased())), from its own changes not yet in PostgreSQL; what the original sent stays under the original"
+            )
+        } catch {
+            failed(error)
+        }
     }
 
     /// A successful round: logs the way back when there was a problem.
@@ -247,43 +326,5 @@ public final class Replicator: Service, Sendable {
             logger.warning("the replication backlog could not be read: \(error)")
             return warnedAge
         }
-    }
-
-    /// PostgreSQL did not answer within ``answerDeadline``.
-    struct NoAnswer: Error, CustomStringConvertible {
-        var limit: Duration
-        var description: String {
-            "no answer within \(limit.components.seconds) s (is PostgreSQL running, and reachable from here?)"
-        }
-    }
-
-    /// Runs `body`, cancelled (the client gives up its wait for a connection) when it takes longer than `limit`.
-    static func withDeadline<T: Sendable>(
-        _ limit: Duration,
-        _ body: @escaping @Sendable () async throws -> T
-    ) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else { throw NoAnswer(limit: limit) }
-            return value
-        }
-    }
-
-    /// An error in words: PostgreSQL's own message when it sent one, else the connection's.
-    public static func describe(_ error: any Error) -> String {
-        if let error = error as? PSQLError {
-            if let message = error.serverInfo?[.message] {
-                let code = error.serverInfo?[.sqlState].map { " (\($0))" } ?? ""
-                return "PostgreSQL says: \(message)\(code)"
-            }
-            if let underlying = error.underlying { return "\(underlying)" }
-            return "\(error.code)"
-        }
-        return "\(error)"
     }
 }

@@ -1,16 +1,20 @@
 import Logging
 import PostgresNIO
 
-/// `withTransaction` with the error that caused a failure, not postgres-nio's wrapper around it (which names our
-/// source file and line, and would make the log and `systole status` hard to read).
+/// Runs `body` in a transaction on `connection`: committed when it returns, rolled back when it throws (with its
+/// own error, not the rollback's).
 func inTransaction<Result: Sendable>(
-    _ client: PostgresClient,
+    _ connection: PostgresConnection,
     logger: Logger,
     _ body: (PostgresConnection) async throws -> Result
 ) async throws -> Result {
+    try await connection.query("BEGIN", logger: logger)
     do {
-        return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
-    } catch let error as PostgresTransactionError {
-        throw error.closureError ?? error.beginError ?? error.commitError ?? error
+        let result = try await body(connection)
+        try await connection.query("COMMIT", logger: logger)
+        return result
+    } catch {
+        _ = try? await connection.query("ROLLBACK", logger: logger)
+        throw error
     }
 }

@@ -76,18 +76,17 @@ import WorkoutKit
             tls: .disable,
             receiver: "room-1"
         )
-        let client = PostgresClient(
-            configuration: Replicator.clientConfiguration(settings),
-            backgroundLogger: logger
+        let connection = try await GuardedConnection.connect(
+            Replicator.endpoint(settings, limits: .init(largestMessage: 1 << 20, authentication: .scram)),
+            id: 1,
+            logger: logger
         )
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
+        do {
+            #expect(try await CentralSchema.migrate(connection, logger: logger) == [1, 2])
+            #expect(try await CentralSchema.migrate(connection, logger: logger) == [], "migrations run once")
 
-            #expect(try await CentralSchema.migrate(client, logger: logger) == [1])
-            #expect(try await CentralSchema.migrate(client, logger: logger) == [], "migrations run once")
-
-            let writer = ChangeWriter(storeID: UUID(), receiver: "room-1", logger: logger)
+            let storeID = UUID()
+            let writer = ChangeWriter(storeID: storeID, receiver: "room-1", logger: logger)
             let workoutID = UUID()
             let first: [StoreChange] = [
                 StoreChange(
@@ -95,27 +94,56 @@ import WorkoutKit
                     committed: t0,
                     kind: .samples([heartRate(120, at: 0), heartRate(121, at: 1), beats(at: 0)], workoutID: workoutID)
                 ),
-                StoreChange(sequence: 2, committed: t0, kind: .samples([heartRate(122, at: 2)], workoutID: workoutID)),
+                StoreChange(
+                    sequence: 2,
+                    committed: t0 + 1,
+                    kind: .samples([heartRate(122, at: 2)], workoutID: workoutID)
+                ),
             ]
-            let applied = try await writer.apply(first, with: client)
-            #expect(applied.through == 2 && applied.changes == 2 && applied.samples == 4)
+            #expect(try await writer.position(with: connection) == nil, "a store the database has not seen")
+            let applied = try await writer.apply(first, after: .start, with: connection)
+            #expect(applied.through.sequence == 2 && applied.changes == 2 && applied.samples == 4)
+            #expect(ChangeWriter.Position.same(applied.through.committed, (t0 + 1).timeIntervalSince1970))
+            #expect(try await writer.position(with: connection) == applied.through)
             #expect(try await count("systole_quantity", server) == 3)
             #expect(try await count("systole_rr_interval", server) == 2)
 
-            // Sent again, as after a crash between PostgreSQL's commit and the store's acknowledgement.
-            let again = try await writer.apply(first, with: client)
-            #expect(again.through == 2 && again.changes == 0)
-            #expect(try await count("systole_quantity", server) == 3)
-
-            // Overlapping: only what is new is applied.
+            // The same changes from where the database no longer is (a copy of the store, or an older one, under
+            // the same identity): refused whole, nothing written.
+            let copy: [StoreChange] = [
+                StoreChange(sequence: 1, committed: t0 + 5, kind: .samples([heartRate(90, at: 5)], workoutID: nil)),
+                StoreChange(sequence: 2, committed: t0 + 6, kind: .samples([heartRate(91, at: 6)], workoutID: nil)),
+                StoreChange(sequence: 3, committed: t0 + 7, kind: .samples([heartRate(92, at: 7)], workoutID: nil)),
+            ]
+            await #expect(throws: ChangeWriter.PositionMismatch.self) {
+                try await writer.apply(copy, after: .start, with: connection)
+            }
+            await #expect(throws: ChangeWriter.PositionMismatch.self) {
+                try await writer.apply(
+                    Array(copy.suffix(1)),
+                    after: .init(sequence: 2, committed: (t0 + 6).timeIntervalSince1970),
+                    with: connection
+                )
+            }
             let workout = workout(workoutID, athlete: "Ana")
+            let copiedWorkout = workout
+            await #expect(throws: ChangeWriter.PositionMismatch.self) {
+                try await writer.apply(
+                    [StoreChange(sequence: 3, committed: t0 + 7, kind: .workoutSaved(copiedWorkout, id: workoutID))],
+                    after: .start,
+                    with: connection
+                )
+            }
+            #expect(try await count("systole_quantity", server) == 3)
+            #expect(try await count("systole_workout", server) == 0)
+
+            // From where it is: applied.
             let next: [StoreChange] = [
-                first[1],
                 StoreChange(sequence: 3, committed: t0, kind: .samples([heartRate(123, at: 3)], workoutID: workoutID)),
                 StoreChange(sequence: 4, committed: t0, kind: .workoutSaved(workout, id: workoutID)),
             ]
-            let overlapped = try await writer.apply(next, with: client)
-            #expect(overlapped.through == 4 && overlapped.changes == 2)
+            let continued = try await writer.apply(next, after: applied.through, with: connection)
+            #expect(continued.through.sequence == 4 && continued.changes == 2)
             #expect(try await count("systole_quantity", server) == 4)
             let row = try await server.query(
                 "SELECT athlete, activity, body->>'id' FROM systole_workout"
@@ -132,7 +160,8 @@ import WorkoutKit
             let other = ChangeWriter(storeID: UUID(), receiver: "room-2", logger: logger)
             let theirs = try await other.apply(
                 [StoreChange(sequence: 1, committed: t0, kind: .samples([heartRate(99, at: 0)], workoutID: nil))],
-                with: client
+                after: .start,
+                with: connection
             )
             #expect(theirs.changes == 1)
             #expect(try await count("systole_receiver", server) == 2)
@@ -140,7 +169,8 @@ import WorkoutKit
             // A deleted workout takes its samples along; a discarded one its samples.
             _ = try await writer.apply(
                 [StoreChange(sequence: 5, committed: t0, kind: .workoutDeleted(workoutID))],
-                with: client
+                after: continued.through,
+                with: connection
             )
             #expect(try await count("systole_workout", server) == 0)
             #expect(try await count("systole_quantity", server) == 1, "the other receiver's sample stays")
@@ -153,9 +183,13 @@ import WorkoutKit
             // A newer systole migrated the database: this one refuses to write into it.
             _ = try await server.query("INSERT INTO systole_migration (version) VALUES (99)")
             await #expect(throws: CentralSchema.SchemaTooNew.self) {
-                try await CentralSchema.migrate(client, logger: logger)
+                try await CentralSchema.migrate(connection, logger: logger)
             }
+        } catch {
+            try? await connection.close()
+            throw error
         }
+        try await connection.close()
     }
 }
 

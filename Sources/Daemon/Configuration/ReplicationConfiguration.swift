@@ -53,6 +53,7 @@ extension DaemonConfiguration {
             replication.database = address.database ?? username
             replication.tls = address.tls
             replication.caFile = address.caFile
+            replication.authentication = address.authentication
             if let password = address.password { replication.password = password }
         case "password":
             let password = try text()

@@ -218,6 +218,7 @@ final class ControlService: Service, Sendable {
         ]
         values["problem"] = status.problem.map(DBusValue.string)
         values["oldestWaiting"] = status.oldestWaiting.map { .double($0.timeIntervalSince1970) }
+        values["storeCopied"] = status.storeCopied.map { .double($0.timeIntervalSince1970) }
         return values
     }
 

@@ -79,6 +79,12 @@ struct StatusCommand: AsyncParsableCommand {
         if let dropped = values["droppedSamples"]?.number, dropped > 0 {
             parts.append("\(WorkoutText.whole(dropped)) samples left out (the backlog was full)")
         }
+        if let copied = values["storeCopied"]?.number {
+            parts.append(
+                "the store was found to be a copy at \(WorkoutText.date(.double(copied))) and replicates as a new store "
+                    + "since (see the log)"
+            )
+        }
         return target + ": " + parts.joined(separator: "; ")
     }
 }
