@@ -69,25 +69,37 @@ public struct CentralDatabase: Sendable {
         }
     }
 
-    /// Finished workouts, oldest first, of one athlete or all.
-    public func workouts(athlete: String? = nil, idPrefix: String? = nil) async throws -> [Entry] {
-        var entries: [Entry] = []
+    /// Finished workouts, oldest first, of one athlete or all, and the rows that could not be read (a body that
+    /// is not a workout, or one that fails ``problem(with:)``): one bad row does not hide the others.
+    public func workouts(athlete: String? = nil, idPrefix: String? = nil) async throws -> Listing {
+        var listing = Listing(entries: [], unreadable: [])
         // As the local store takes a prefix: dashes or not, hex only, at most the 32 digits of a UUID. Anything
         // else matches nothing (dropping the rest would turn "xyz" into every workout).
         let prefix = (idPrefix ?? "").replacingOccurrences(of: "-", with: "").lowercased()
-        guard prefix.count <= 32, prefix.allSatisfy(\.isHexDigit) else { return [] }
+        guard prefix.count <= 32, prefix.allSatisfy(\.isHexDigit) else { return listing }
         let rows = try await query(
             """
-            SELECT w.body::text, r.name FROM systole_workout w JOIN systole_receiver r USING (store_id)
+            SELECT w.id::text, w.body::text, r.name FROM systole_workout w JOIN systole_receiver r USING (store_id)
             WHERE (\(athlete)::text IS NULL OR w.athlete = \(athlete))
               AND replace(w.id::text, '-', '') LIKE \(prefix + "%")
             ORDER BY w.start_time, w.id
             """
         )
-        for try await (body, receiver) in rows.decode((String, String).self) {
-            entries.append(Entry(workout: try WorkoutJSON.decode(body), receiver: receiver))
+        for try await (id, body, receiver) in rows.decode((String, String, String).self) {
+            let workout: Workout
+            do {
+                workout = try WorkoutJSON.decode(body)
+            } catch {
+                listing.unreadable.append(Unreadable(id: id, receiver: receiver, reason: "its body is not a workout"))
+                continue
+            }
+            if let problem = Self.problem(with: workout) {
+                listing.unreadable.append(Unreadable(id: id, receiver: receiver, reason: problem))
+            } else {
+                listing.entries.append(Entry(workout: workout, receiver: receiver))
+            }
         }
-        return entries
+        return listing
     }
 
     /// A workout's samples: its quantities, and its beats as heartbeat series (one per series, as recorded).
@@ -102,7 +114,7 @@ public struct CentralDatabase: Sendable {
         for try await (sampleID, typeName, value, count, start, end, address, name) in quantities.decode(
             (UUID, String, Double, Int, Date, Date, String?, String?).self
         ) {
-            guard let type = QuantityType(identifier: typeName) else { continue }
+            guard let type = QuantityType(identifier: typeName), Self.isUsable(value, readings: count) else { continue }
             samples.append(
                 .quantity(
                     QuantitySample(

@@ -70,6 +70,10 @@ public struct HeartRateVariability: Sendable, Equatable {
         return analyse(recording, in: [whole]).first ?? nil
     }
 
+    /// The most windows one workout is divided into (a week of 5-minute windows is 2 016): a workout whose clock
+    /// jumped (from 1970 to today) has no windows rather than millions.
+    public static let mostWindows = 10_000
+
     /// The HRV of each window of `length` seconds from the workout's start (the last one ends with the workout),
     /// in order, leaving out windows with too few beats.
     ///
@@ -79,8 +83,9 @@ public struct HeartRateVariability: Sendable, Equatable {
     /// both its intervals do (the one across the edge counts in neither). A corrected beat counts in the window it
     /// is in after correction (or was in, if removed).
     public static func windows(_ recording: ActivityRecording, length: TimeInterval = 300) -> [HeartRateVariability] {
-        guard length > 0, length.isFinite, recording.end > recording.start else { return [] }
-        let count = Int((recording.end.timeIntervalSince(recording.start) / length).rounded(.up))
+        let span = (recording.end.timeIntervalSince(recording.start) / length).rounded(.up)
+        guard length > 0, span.isFinite, span > 0, span <= Double(mostWindows) else { return [] }
+        let count = Int(span)
         let windows = (0..<count).map { index in
             DateInterval(
                 start: recording.start + Double(index) * length,

@@ -12,7 +12,8 @@ enum WorkoutChart {
         let minutes = try await store.statisticsCollection(
             of: .heartRate,
             from: workout.startDate,
-            to: workout.endDate,
+            // Only the minutes charted are asked for: a workout whose clock jumped spans decades of minutes.
+            to: min(workout.endDate, workout.startDate.addingTimeInterval(minutesLimit * 60)),
             anchor: workout.startDate,
             interval: .minutes(1)
         )

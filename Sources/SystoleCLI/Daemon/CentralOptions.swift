@@ -61,6 +61,19 @@ struct CentralOptions: ParsableArguments {
 
 /// A workout of the central database as the commands print it: the control API's values, with the receiver.
 enum CentralWorkouts {
+    /// Says on standard error which workout rows could not be read (the first few), so a list is not taken for
+    /// complete.
+    static func report(_ unreadable: [CentralDatabase.Unreadable]) {
+        guard !unreadable.isEmpty else { return }
+        printError("\(unreadable.count) workout(s) in the central database cannot be read:")
+        for bad in unreadable.prefix(5) {
+            printError(
+                "  \(WorkoutText.printable(bad.id)) from receiver \(WorkoutText.printable(bad.receiver)): \(bad.reason)"
+            )
+        }
+        if unreadable.count > 5 { printError("  and \(unreadable.count - 5) more") }
+    }
+
     static func values(_ entry: CentralDatabase.Entry) -> [String: DBusValue] {
         var values = WorkoutValues.values(of: entry.workout)
         values["receiver"] = .string(entry.receiver)
@@ -69,7 +82,14 @@ enum CentralWorkouts {
 
     /// The one workout whose id starts with `prefix`, or a failure that says what to do.
     static func one(_ prefix: String, in database: CentralDatabase) async throws -> CentralDatabase.Entry {
-        let matching = try await database.workouts(idPrefix: prefix)
+        let listing = try await database.workouts(idPrefix: prefix)
+        let matching = listing.entries
+        if matching.isEmpty, let bad = listing.unreadable.first {
+            throw CommandFailure.invalidInput(
+                "workout \(WorkoutText.printable(bad.id)) in the central database (from receiver "
+                    + "\(WorkoutText.printable(bad.receiver))) cannot be read: \(bad.reason)"
+            )
+        }
         guard let first = matching.first else {
             throw CommandFailure.invalidInput(
                 "no workout '\(WorkoutText.printable(prefix))' in the central database; list them with "

@@ -47,7 +47,7 @@ struct ExportCommand: AsyncParsableCommand {
                 let entry: CentralDatabase.Entry
                 if let workout {
                     entry = try await CentralWorkouts.one(workout, in: database)
-                } else if last, let latest = try await database.workouts().last {
+                } else if last, let latest = try await database.workouts().entries.last {
                     entry = latest
                 } else {
                     throw CommandFailure.invalidInput("no workouts in the central database: nothing to export")

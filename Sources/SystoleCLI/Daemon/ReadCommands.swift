@@ -185,9 +185,11 @@ struct WorkoutsCommand: AsyncParsableCommand {
             let workouts: [DBusValue]
             if let address = try central.address() {
                 let athlete = athlete
-                workouts = try await central.with(address) { database in
-                    try await database.workouts(athlete: athlete).map { .propertyMap(CentralWorkouts.values($0)) }
+                let listing = try await central.with(address) { database in
+                    try await database.workouts(athlete: athlete)
                 }
+                CentralWorkouts.report(listing.unreadable)
+                workouts = listing.entries.map { .propertyMap(CentralWorkouts.values($0)) }
             } else {
                 workouts = (try await daemon.connect().call("ListWorkouts").first?.array ?? []).filter { workout in
                     athlete == nil || workout.map["athlete"]?.string == athlete
