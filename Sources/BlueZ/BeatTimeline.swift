@@ -16,10 +16,10 @@ import HeartRateProfile
 /// leave the timeline whole, a few of its beats placed early by their duration; the intervals are the sensor's.
 /// Beats that would come after their receipt (the segment's first notification was read late) are pulled back
 /// towards it. The timeline also breaks on a reconnect (``reset()``) and when beats would still end after their
-/// receipt by more than ``aheadTolerance``.
+/// receipt by more than ``aheadTolerance`` and the pull-back budget left.
 ///
-/// Beats add up to no more time than passed, give or take ``pullBackBudget``: a new segment's beats happened after the previous notification
-/// (less radio latency) or within a few seconds before a connection's first one, and its first interval began at
+/// Beats add up to no more time than passed, give or take ``pullBackBudget``: a new segment's beats happened after
+/// the previous notification (less radio latency) or within a few seconds before a connection's first one, and its first interval began at
 /// the last beat placed or later. Older beats of it are dropped and counted (``Placement/dropped``), never
 /// back-dated: a device that sends hundreds of intervals a notification gets no more beats than its wearer's heart
 /// could have had.
@@ -68,7 +68,8 @@ public struct BeatTimeline: Sendable {
     public static let overlap: Duration = .milliseconds(100)
     /// How far a continued timeline may run ahead of a receipt: the segment's first beats were placed at the receipt
     /// of its first notification, which a busy machine may have read late. Beats ahead of their receipt are pulled
-    /// back towards it (``pullBackBudget``); what is still ahead by more than this breaks the timeline.
+    /// back towards it (``pullBackBudget``); what is still ahead by more than this and the budget left breaks the
+    /// timeline.
     public static let aheadTolerance: Duration = .seconds(1)
     /// How far a segment's beats may be pulled back in all, besides the clocks' drift: about as late as a busy
     /// machine reads a connection's first notification. A sensor that reports more beats than time passed gets no
@@ -143,13 +144,16 @@ public struct BeatTimeline: Sendable {
         let total = intervals.reduce(Duration.zero) { $0 + $1.duration }
         var lag = receivedAt - (lastBeat + total)
         var shift = Duration.zero
+        let budget = Self.pullBackBudget + (receivedAt - (segmentStart ?? receivedAt)) * Self.lagDrift - pulledBack
         if lag < .zero, let first = intervals.first {
-            let budget = Self.pullBackBudget + (receivedAt - (segmentStart ?? receivedAt)) * Self.lagDrift - pulledBack
             shift = max(.zero, min(.zero - lag, first.duration / 2, budget))
             lag += shift
+            // The placement moved back: the least lag seen moves with it, or the pull-back would look like lost beats.
+            if let seen = leastLag { leastLag = (seen.lag + shift, seen.at) }
         }
-        // The newest beat cannot be much later than its receipt.
-        guard lag >= .zero - Self.aheadTolerance else { return nil }
+        // The newest beat cannot be much later than its receipt, beyond what later notifications may still pull back
+        // (a segment whose first notification was read seconds late starts that far ahead).
+        guard lag >= .zero - Self.aheadTolerance - max(.zero, budget - shift) else { return nil }
         // The least lag creeps up as slowly as the clocks can drift apart, so a drifting sensor is not taken for one
         // that lost beats; a smaller lag takes its place at once.
         let least = leastLag.map { $0.lag + (receivedAt - $0.at) * Self.lagDrift } ?? lag

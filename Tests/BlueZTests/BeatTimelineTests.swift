@@ -155,8 +155,9 @@ import Testing
     @Test func beatsThatCannotFitTheClockRestartTheTimeline() {
         var timeline = BeatTimeline()
         _ = timeline.place(rr(500), receivedAt: at(1))
-        // Three seconds of intervals arriving one second later cannot follow the last beat.
-        let impossible = timeline.place(rr(1000, 1000, 1000), receivedAt: at(2))
+        // Six seconds of intervals arriving one second later cannot follow the last beat: more ahead of their receipt
+        // than the pull-back budget and the tolerance allow.
+        let impossible = timeline.place(rr(1000, 1000, 1000, 1000, 1000, 1000), receivedAt: at(2))
         #expect(!impossible.isContinuous)
         #expect(impossible.beatTimes.last == at(2))
     }
