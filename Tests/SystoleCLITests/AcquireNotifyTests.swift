@@ -52,7 +52,7 @@ import Testing
 
         /// What a sensor sent, in order: when, and the measurement's heart rate and RR intervals (ms).
         func sent(by address: String) throws -> [(time: Double, bpm: Int, rr: [Double])] {
-            try String(contentsOfFile: emitLog, encoding: .utf8).split(separator: "\n").compactMap { line in
+            try wholeLines(of: emitLog).compactMap { line in
                 let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
                 guard object?["sensor"] as? String == address, let time = object?["unix"] as? Double,
                     let payload = object?["payload"] as? String, let bytes = try? Hex.decode(payload),
@@ -335,7 +335,7 @@ import Testing
         }
         #expect(printed.count == 120, "\(printed.count) measurements")
         // In order and none missing: the heart rates printed are a run of those the strap sent.
-        let sent = try String(contentsOfFile: emitLog, encoding: .utf8).split(separator: "\n").compactMap { line in
+        let sent = try wholeLines(of: emitLog).compactMap { line in
             ((try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["payload"] as? String)
                 .flatMap { try? Hex.decode($0) }.flatMap { try? HeartRateMeasurement(decoding: $0) }
                 .map { Int($0.heartRate) }

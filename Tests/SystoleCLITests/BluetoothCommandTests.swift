@@ -50,7 +50,7 @@ import Testing
         #expect(result.standardError.contains("body sensor location: chest"))
         let lines = result.standardOutput.split(separator: "\n")
         #expect(lines.count == 8)
-        let emitted = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map {
+        let emitted = try wholeLines(of: log).map {
             try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
         }
         for (index, line) in lines.enumerated() {

@@ -106,7 +106,7 @@ import Testing
 
         /// Emitted notifications per sensor address, with their times.
         func emitted() throws -> [(time: Double, sensor: String, malformed: Bool)] {
-            try String(contentsOfFile: emitLog, encoding: .utf8).split(separator: "\n").compactMap { line in
+            try wholeLines(of: emitLog).compactMap { line in
                 let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
                 guard let time = object?["unix"] as? Double, let sensor = object?["sensor"] as? String else {
                     return nil

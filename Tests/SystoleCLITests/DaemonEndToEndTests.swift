@@ -59,7 +59,7 @@ import Testing
 
         /// Heart rates the simulator sent, with the time it sent each.
         func sent() throws -> [(time: Double, bpm: Double)] {
-            try String(contentsOfFile: emitLog, encoding: .utf8).split(separator: "\n").compactMap { line in
+            try wholeLines(of: emitLog).compactMap { line in
                 let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
                 guard let time = object?["unix"] as? Double, let payload = object?["payload"] as? String,
                     let bytes = try? Hex.decode(payload),

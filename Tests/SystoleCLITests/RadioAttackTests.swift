@@ -95,7 +95,7 @@ import Testing
 
         /// Heart rates the simulator sent for `address`, with when.
         func sent(by address: String) throws -> [(time: Double, bpm: UInt16)] {
-            try String(contentsOfFile: emitLog, encoding: .utf8).split(separator: "\n").compactMap { line in
+            try wholeLines(of: emitLog).compactMap { line in
                 let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
                 guard object?["sensor"] as? String == address, let time = object?["unix"] as? Double,
                     let payload = object?["payload"] as? String, let bytes = try? Hex.decode(payload),
