@@ -17,10 +17,13 @@ enum EventStream {
 
     static func response(source: any LiveWebSource, logger: Logger) -> Response {
         guard source.feed.watchers < LiveWebServer.maximumEventStreams else {
-            return LiveWebServer.text(
+            var refused = LiveWebServer.text(
                 .serviceUnavailable,
                 "more than \(LiveWebServer.maximumEventStreams) live pages are open; close one\n"
             )
+            // The connection goes with the answer, so refused streams do not hold the server's connections.
+            refused.headers[.connection] = "close"
+            return refused
         }
         return Response(
             status: .ok,

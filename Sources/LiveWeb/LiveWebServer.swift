@@ -21,6 +21,12 @@ public struct LiveWebServer: Service {
     public static let maximumConnections = 128
     /// A connection that sends nothing this long is closed (a client that opens connections and stalls).
     public static let idleTimeout: TimeAmount = .seconds(60)
+    /// Connections one client address may have open at once (a browser opens six at most).
+    public static let connectionsPerClient = 16
+    /// A request's head must arrive within this of the connection opening or the previous response ending.
+    public static let headTimeout: TimeAmount = .seconds(10)
+    /// A request's body must have arrived within this of its head (the server takes no uploads).
+    public static let requestTimeout: TimeAmount = .seconds(30)
 
     public init(configuration: LiveWebConfiguration, source: any LiveWebSource, logger: Logger) {
         self.configuration = configuration
@@ -56,9 +62,15 @@ public struct LiveWebServer: Service {
     func makeApplication() -> some ApplicationProtocol {
         var quietLogger = logger
         quietLogger.logLevel = .warning
+        let clients = ClientConnections()
         return Application(
             router: makeRouter(),
-            server: .http1(configuration: .init(idleTimeout: Self.idleTimeout)),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [ConnectionGuard(clients: clients)],
+                    idleTimeout: Self.idleTimeout
+                )
+            ),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port),
                 serverName: "systoled",
@@ -102,6 +114,7 @@ public struct LiveWebServer: Service {
                 headers: [
                     .contentType: file.contentType,
                     .contentDisposition: "attachment; filename=\"\(file.name)\"",
+                    .cacheControl: "no-store", .xContentTypeOptions: "nosniff",
                 ],
                 body: .init(byteBuffer: ByteBuffer(bytes: file.bytes))
             )
@@ -109,7 +122,10 @@ public struct LiveWebServer: Service {
         router.get("/metrics") { _, _ in
             Response(
                 status: .ok,
-                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                headers: [
+                    .contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store",
+                    .xContentTypeOptions: "nosniff",
+                ],
                 body: .init(byteBuffer: ByteBuffer(bytes: source.metrics()))
             )
         }
@@ -132,7 +148,7 @@ public struct LiveWebServer: Service {
     static func asset(_ text: String, type: String) -> Response {
         Response(
             status: .ok,
-            headers: [.contentType: type, .cacheControl: "no-store"],
+            headers: [.contentType: type, .cacheControl: "no-store", .xContentTypeOptions: "nosniff"],
             body: .init(byteBuffer: ByteBuffer(string: text))
         )
     }
@@ -150,7 +166,7 @@ public struct LiveWebServer: Service {
         encoder.outputFormatting = [.sortedKeys]
         return Response(
             status: .ok,
-            headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            headers: [.contentType: "application/json", .cacheControl: "no-store", .xContentTypeOptions: "nosniff"],
             body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value)))
         )
     }

@@ -32,7 +32,11 @@ struct TokenMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         return Response(
             status: .unauthorized,
-            headers: [.wwwAuthenticate: "Bearer realm=\"systole\"", .contentType: "text/plain; charset=utf-8"],
+            // Closed once answered: whatever the request still sends (a body, slowly) is not read.
+            headers: [
+                .wwwAuthenticate: "Bearer realm=\"systole\"", .contentType: "text/plain; charset=utf-8",
+                .connection: "close",
+            ],
             body: .init(
                 byteBuffer: ByteBuffer(
                     string:

@@ -1,9 +1,10 @@
 """Requests to systoled's web server, as a browser or a script would send them, without following redirects.
 
-usage: http_probe.py URL [--bearer TOKEN] [--cookie NAME=VALUE] [--events N [--ready FILE]] [--streams N]
+usage: http_probe.py URL [--bearer TOKEN] [--cookie NAME=VALUE] [--events N [--ready FILE]] [--streams N [--sources K]]
 Prints JSON: {"status", "headers", "body"} (the body's first 64 KiB as text), or with --events the first N
 server-sent events' data parsed as JSON (FILE is created once the first arrived), or with --streams the statuses of N event streams opened at once (all kept
-open until every one answered).
+open until every one answered; from K loopback addresses in turn, 127.0.0.1 to 127.0.0.K, since the server takes only
+so many connections from one address; 0 for a connection it closed unanswered).
 """
 import argparse
 import http.client
@@ -12,9 +13,11 @@ import sys
 import urllib.parse
 
 
-def connect(url):
+def connect(url, source=None):
     parts = urllib.parse.urlsplit(url)
-    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=20)
+    connection = http.client.HTTPConnection(
+        parts.hostname, parts.port, timeout=20, source_address=(source, 0) if source else None
+    )
     path = parts.path or "/"
     if parts.query:
         path += "?" + parts.query
@@ -37,16 +40,21 @@ def main():
     parser.add_argument("--cookie")
     parser.add_argument("--events", type=int, default=0)
     parser.add_argument("--streams", type=int, default=0)
+    parser.add_argument("--sources", type=int, default=1)
     parser.add_argument("--ready")
     args = parser.parse_args()
 
     if args.streams:
         opened = []
         statuses = []
-        for _ in range(args.streams):
-            connection, path = connect(args.url)
-            connection.request("GET", path, headers=headers(args))
-            response = connection.getresponse()
+        for index in range(args.streams):
+            connection, path = connect(args.url, f"127.0.0.{index % args.sources + 1}")
+            try:
+                connection.request("GET", path, headers=headers(args))
+                response = connection.getresponse()
+            except (http.client.HTTPException, OSError):
+                statuses.append(0)
+                continue
             statuses.append(response.status)
             opened.append((connection, response))
         print(json.dumps({"statuses": statuses}))
