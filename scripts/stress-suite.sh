@@ -2,9 +2,10 @@
 # Runs the test command (scripts/test.sh) while busy loops keep every core busy, so anyone can reproduce a loaded
 # machine: the suite must pass there too. Each run's result and time go to stdout and to the summary at the end.
 #
-# usage: scripts/stress-suite.sh [--runs N] [--hogs N] [--clone] [--stop-on-failure]
-#   --runs N   run the test command N times in a row (default 1)
+# usage: scripts/stress-suite.sh [--runs N] [--hogs N] [--idle-runs N] [--clone] [--stop-on-failure]
+#   --runs N   run the test command N times in a row with the busy loops (default 1)
 #   --hogs N   busy loops beside it (default: one per core, `nproc`); 0 runs it on an otherwise idle machine
+#   --idle-runs N  first run it N times on an otherwise idle machine (the same clone: one build for all)
 #   --clone    run in a fresh clone of this checkout's HEAD (in a temporary folder, as CI does), not here
 #   --stop-on-failure  stop after the first failed run
 # The busy loops run at the tests' own priority and stop when the script ends, however it ends.
@@ -13,21 +14,25 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 runs=1
+idle_runs=0
 hogs=$(nproc)
 clone=false
 stop_on_failure=false
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift ;;
+    --idle-runs) idle_runs=$2; shift ;;
     --hogs) hogs=$2; shift ;;
     --clone) clone=true ;;
     --stop-on-failure) stop_on_failure=true ;;
-    -h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "stress-suite: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
-[[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "stress-suite: --runs takes a whole number from 1, not '$runs'" >&2; exit 2; }
+[[ "$runs" =~ ^[0-9]+$ ]] || { echo "stress-suite: --runs takes a whole number, not '$runs'" >&2; exit 2; }
+[[ "$idle_runs" =~ ^[0-9]+$ ]] || { echo "stress-suite: --idle-runs takes a whole number, not '$idle_runs'" >&2; exit 2; }
+[ $((runs + idle_runs)) -gt 0 ] || { echo "stress-suite: nothing to run (--runs 0 and no --idle-runs)" >&2; exit 2; }
 [[ "$hogs" =~ ^[0-9]+$ ]] && [ "$hogs" -le 64 ] || {
   echo "stress-suite: --hogs takes a whole number from 0 to 64, not '$hogs'" >&2
   exit 2
@@ -55,19 +60,30 @@ if $clone; then
   echo "stress-suite: a fresh clone of $(git -C "$here" rev-parse --short HEAD) in $here"
 fi
 
-for _ in $(seq 1 "$hogs"); do
-  (while :; do :; done) &
-  hog_pids+=($!)
-done
-echo "stress-suite: $hogs busy loop(s) beside the test command on $(nproc) core(s), $runs run(s)"
+start_hogs() {
+  for _ in $(seq 1 "$hogs"); do
+    (while :; do :; done) &
+    hog_pids+=($!)
+  done
+}
 
 results=()
 failed=0
-for run in $(seq 1 "$runs"); do
+total=$((idle_runs + runs))
+for run in $(seq 1 "$total"); do
+  if [ "$run" -le "$idle_runs" ]; then
+    kind="idle"
+  else
+    kind="$hogs busy loop(s)"
+    if [ "$run" = $((idle_runs + 1)) ]; then
+      start_hogs
+      echo "stress-suite: $hogs busy loop(s) beside the test command on $(nproc) core(s) from here on"
+    fi
+  fi
   log="$here/.build-stress-run-$run.log"
   [ "$here" != "$PWD" ] || log=$(mktemp "${TMPDIR:-/tmp}/systole-stress-run-$run.XXXXXX.log")
   started=$(date +%s)
-  echo "== run $run of $runs (log: $log)"
+  echo "== run $run of $total, $kind (log: $log)"
   set +e
   (cd "$here" && bash scripts/test.sh) >"$log" 2>&1
   status=$?
@@ -77,7 +93,7 @@ for run in $(seq 1 "$runs"); do
   summary=$(grep -E "Test run with [0-9]+ tests" "$log" | sed 's/^.*Test run/Test run/' | paste -sd ';' -)
   load=$(cut -d' ' -f1-3 /proc/loadavg)
   if [ "$status" = 0 ]; then verdict=passed; else verdict="FAILED (exit $status)"; failed=$((failed + 1)); fi
-  line="run $run: $verdict in $((seconds / 60)) min $((seconds % 60)) s; load $load; ${summary:-no test summary}"
+  line="run $run ($kind): $verdict in $((seconds / 60)) min $((seconds % 60)) s; load $load; ${summary:-no test summary}"
   echo "$line"
   if [ "$status" != 0 ]; then
     grep -E "✘|failed|FAILED|error:" "$log" | grep -v "^\s*$" | head -40 | sed 's/^/    /'
@@ -87,6 +103,6 @@ for run in $(seq 1 "$runs"); do
   if [ "$status" != 0 ] && $stop_on_failure; then break; fi
 done
 
-echo "== summary: $((${#results[@]} - failed)) of ${#results[@]} run(s) passed with $hogs busy loop(s)"
+echo "== summary: $((${#results[@]} - failed)) of ${#results[@]} run(s) passed"
 printf '%s\n' "${results[@]}"
 [ "$failed" = 0 ]
