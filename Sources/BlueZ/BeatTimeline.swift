@@ -15,8 +15,9 @@ import HeartRateProfile
 /// notification that reports it): then time passed without the beats that filled it. Fewer lost beats than that
 /// leave the timeline whole, a few of its beats placed early by their duration; the intervals are the sensor's.
 /// Beats that would come after their receipt (the segment's first notification was read late) are pulled back
-/// towards it. The timeline also breaks on a reconnect (``reset()``) and when beats would still end after their
-/// receipt by more than ``aheadTolerance`` and the pull-back budget left.
+/// towards it. The timeline also breaks on a reconnect (``reset()``), when one notification carries more beats than
+/// the time since the previous one holds (its interval, the beat straddling it, and radio latency), and when beats
+/// would still end after their receipt by more than ``aheadTolerance`` and the pull-back budget left.
 ///
 /// Beats add up to no more time than passed, give or take ``pullBackBudget``: a new segment's beats happened after
 /// the previous notification (less radio latency) or within a few seconds before a connection's first one, and its first interval began at
@@ -75,6 +76,8 @@ public struct BeatTimeline: Sendable {
     /// machine reads a connection's first notification. A sensor that reports more beats than time passed gets no
     /// more than this beyond its time before its timeline breaks.
     public static let pullBackBudget: Duration = .seconds(3)
+    /// How much later than its interval's share a notification may carry its beats: radio and scheduling latency.
+    static let radioLatency: Duration = .milliseconds(250)
     /// How much more than the least lag a notification arriving at its usual pace may lag before the beats that
     /// filled the time are taken as lost: a loaded machine reads notifications late by this much for a while.
     public static let lagAllowance: Duration = .seconds(1)
@@ -99,7 +102,9 @@ public struct BeatTimeline: Sendable {
         guard !intervals.isEmpty else {
             return Placement(beatTimes: [], isContinuous: lastBeat != nil)
         }
-        if let lastBeat, let times = continued(intervals, from: lastBeat, receivedAt: receivedAt, pace: pace) {
+        if let lastBeat,
+            let times = continued(intervals, from: lastBeat, receivedAt: receivedAt, previous: previous, pace: pace)
+        {
             self.lastBeat = times.last
             return Placement(beatTimes: times, isContinuous: true)
         }
@@ -139,9 +144,16 @@ public struct BeatTimeline: Sendable {
         _ intervals: [RRInterval],
         from lastBeat: ContinuousClock.Instant,
         receivedAt: ContinuousClock.Instant,
+        previous: ContinuousClock.Instant?,
         pace: Pace
     ) -> [ContinuousClock.Instant]? {
         let total = intervals.reduce(Duration.zero) { $0 + $1.duration }
+        let longest = intervals.max().map(\.duration) ?? .seconds(1)
+        // A notification carries the beats since the sensor's previous one: about one notification interval of them
+        // (the time since the previous receipt, or the usual interval when notifications came together), plus the
+        // beat that straddles it. More than that did not happen in the time that passed.
+        let gap = previous.map { receivedAt - $0 } ?? .zero
+        guard total <= max(gap, usualInterval ?? .zero) + longest + Self.radioLatency else { return nil }
         var lag = receivedAt - (lastBeat + total)
         var shift = Duration.zero
         let budget = Self.pullBackBudget + (receivedAt - (segmentStart ?? receivedAt)) * Self.lagDrift - pulledBack
@@ -159,7 +171,6 @@ public struct BeatTimeline: Sendable {
         let least = leastLag.map { $0.lag + (receivedAt - $0.at) * Self.lagDrift } ?? lag
         // The newest beat comes up to a beat before the notification that reports it, so the lag also swings by
         // up to the next interval; two of the longest leave room for an ectopic beat's compensatory pause.
-        let longest = intervals.max().map(\.duration) ?? .seconds(1)
         let allowance = max((usualInterval ?? .seconds(1)) * 0.6 + .milliseconds(150), Self.lagAllowance) + longest * 2
         if lag - least > allowance, pace == .usual {
             return nil

@@ -155,9 +155,8 @@ import Testing
     @Test func beatsThatCannotFitTheClockRestartTheTimeline() {
         var timeline = BeatTimeline()
         _ = timeline.place(rr(500), receivedAt: at(1))
-        // Six seconds of intervals arriving one second later cannot follow the last beat: more ahead of their receipt
-        // than the pull-back budget and the tolerance allow.
-        let impossible = timeline.place(rr(1000, 1000, 1000, 1000, 1000, 1000), receivedAt: at(2))
+        // Three seconds of intervals arriving one second later cannot follow the last beat.
+        let impossible = timeline.place(rr(1000, 1000, 1000), receivedAt: at(2))
         #expect(!impossible.isContinuous)
         #expect(impossible.beatTimes.last == at(2))
     }
@@ -233,5 +232,45 @@ struct SplitMix64: RandomNumberGenerator {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+extension BeatTimelineTests {
+    /// A strap at 70 bpm notifying five times a second, whose connection's first notification may have been read 2 s
+    /// late (the next ones then read in a burst, in order), then 5 s of notifications lost: the timeline breaks once
+    /// the strap is heard at its pace again, pull-back or not.
+    @Test(arguments: [0.0, 2.0]) func lostNotificationsAfterALateFirstReadBreakTheTimeline(firstLate: Double) {
+        var timeline = BeatTimeline()
+        let rr = 0.857
+        var beat = 0.0
+        var breaks: [Double] = []
+        var sent = 0.0
+        var lastReceipt = -1.0
+        func notify(at time: Double, late: Double = 0) {
+            var intervals: [RRInterval] = []
+            while beat + rr <= time {
+                beat += rr
+                intervals.append(RRInterval(ticks: UInt16(rr * 1024)))
+            }
+            let receipt = max(time + late, lastReceipt + 0.001)
+            lastReceipt = receipt
+            let placement = timeline.place(intervals, receivedAt: at(receipt))
+            if !placement.isContinuous, !placement.beatTimes.isEmpty { breaks.append(time) }
+        }
+        while sent < 10 {
+            sent += 0.2
+            notify(at: sent, late: breaks.isEmpty && beat == 0 ? firstLate : 0)
+        }
+        let before = breaks.count
+        // Five seconds of notifications lost (their beats with them).
+        while sent < 15 {
+            sent += 0.2
+            while beat + rr <= sent { beat += rr }
+        }
+        while sent < 20 {
+            sent += 0.2
+            notify(at: sent)
+        }
+        #expect(breaks.count > before, "no break after the lost notifications: \(breaks)")
     }
 }

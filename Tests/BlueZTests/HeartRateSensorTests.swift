@@ -286,11 +286,13 @@ import Testing
             let simulator = bt.simulator
             let once = Once()
             let events = await collect(sensor) { events in
-                if events.readings.count == 8, await once.first() {
+                if events.readings.count == 8, await once.first(at: events.count) {
                     await simulator.dropNotifications(sensor: 0, for: .seconds(5))
                 }
-                // Ten readings with beats after the silence (a busy machine may report the sensor stale again later).
-                return events.afterFirstStale.readings.filter { !$0.beats.isEmpty }.count >= 10
+                // Ten readings with beats after the silence: after the first stale report once notifications were
+                // dropped (a busy machine may report the sensor stale before, or again later).
+                let dropped = await once.index.map { Array(events.dropFirst($0)) } ?? []
+                return dropped.afterFirstStale.readings.filter { !$0.beats.isEmpty }.count >= 10
             }
             let sent = await simulator.emittedNotifications().map(\.date)
             let received = events.readings.map(\.receivedDate)
@@ -302,7 +304,8 @@ import Testing
             #expect(events.states.contains(.stale), "no silence seen: \(seen)")
             // Five seconds of beats lost: the timeline breaks once the sensor is heard at its pace again (the first
             // notifications after a silence may as well be ones a busy machine read late).
-            let resumed = events.afterFirstStale.readings.filter { !$0.beats.isEmpty }
+            let dropped = await once.index.map { Array(events.dropFirst($0)) } ?? []
+            let resumed = dropped.afterFirstStale.readings.filter { !$0.beats.isEmpty }
             let readings = events.readings
             let last = readings.lastIndex { $0.receivedAt == resumed.last?.receivedAt } ?? 0
             #expect(
@@ -332,8 +335,11 @@ import Testing
 /// Lets a test trigger a fault exactly once.
 actor Once {
     private var done = false
-    func first() -> Bool {
+    /// How many events there were when `first(at:)` first said yes.
+    private(set) var index: Int?
+    func first(at count: Int? = nil) -> Bool {
         defer { done = true }
+        if !done { index = count }
         return !done
     }
 }
