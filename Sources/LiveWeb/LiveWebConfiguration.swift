@@ -12,8 +12,8 @@ public struct LiveWebConfiguration: Sendable, Equatable {
         self.token = token
     }
 
-    /// The address to open in a browser on this machine, the token included (a wildcard listener is reached
-    /// through loopback).
+    /// The address to open in a browser on this machine, the token after `#` (never sent to a server; the page keeps
+    /// it; a wildcard listener is reached through loopback).
     public var pageAddress: String {
         let reachable: String =
             switch host {
@@ -22,6 +22,6 @@ public struct LiveWebConfiguration: Sendable, Equatable {
             default: host
             }
         let hostPart = reachable.contains(":") ? "[\(reachable)]" : reachable
-        return "http://\(hostPart):\(port)/?token=\(token)"
+        return "http://\(hostPart):\(port)/#token=\(token)"
     }
 }

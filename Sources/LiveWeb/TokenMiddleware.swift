@@ -1,33 +1,35 @@
 import Hummingbird
 import HummingbirdCore
 
-/// Lets a request through only with the token: as `Authorization: Bearer …` (Prometheus, scripts), as the
-/// `systole_token` cookie (the page's own requests), or as `?token=…` (the address `systole web` prints, an OBS
-/// browser source). A page opened with the token in its address is answered with the cookie and sent to the same
-/// address without it, so the token does not stay in the address bar or the history.
+/// Asks every request for health data for the token: `/api/…`, `/metrics` and anything unknown take it as
+/// `Authorization: Bearer …` (the pages' own requests, Prometheus, scripts) or as `?token=…` (a script or scraper
+/// that cannot set a header). The pages and their script and style hold no health value and are served to anyone:
+/// the script keeps the token in its origin's storage, which pages on the host's other ports cannot read, and sends
+/// it as a header. No cookie is set, since a browser sends a host's cookies to all its ports (Home Assistant,
+/// Grafana beside systoled would get the token). A page opened with `?token=…` is sent to the same address with the
+/// token after `#` instead, which is never sent to a server and which the script takes out of the address.
 struct TokenMiddleware<Context: RequestContext>: RouterMiddleware {
     let token: String
-    static var cookieName: String { "systole_token" }
 
     func handle(
         _ request: Request,
         context: Context,
         next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        if let query = request.uri.queryParameters["token"], matches(String(query)) {
-            if request.method == .get, Self.isPage(request.uri.path) {
-                var response = Response.redirect(to: Self.withoutToken(request.uri), type: .normal)
-                response.setCookie(cookie)
-                return response
+        let path = request.uri.path
+        if Self.isPage(path) || Self.isAsset(path) {
+            if request.method == .get, Self.isPage(path), let given = request.uri.queryParameters["token"] {
+                let fragment = Self.isTokenText(String(given)) ? "#token=" + given : ""
+                return Response.redirect(to: Self.withoutToken(request.uri) + fragment, type: .normal)
             }
+            return try await next(request, context)
+        }
+        if let query = request.uri.queryParameters["token"], matches(String(query)) {
             return try await next(request, context)
         }
         if let authorization = request.headers[.authorization], authorization.hasPrefix("Bearer "),
             matches(String(authorization.dropFirst("Bearer ".count)))
         {
-            return try await next(request, context)
-        }
-        if let value = request.cookies[Self.cookieName]?.value, matches(value) {
             return try await next(request, context)
         }
         return Response(
@@ -44,10 +46,6 @@ struct TokenMiddleware<Context: RequestContext>: RouterMiddleware {
                 )
             )
         )
-    }
-
-    private var cookie: Cookie {
-        Cookie(name: Self.cookieName, value: token, path: "/", httpOnly: true, sameSite: .strict)
     }
 
     /// Compares in time that depends on the length only, so response times do not tell how much of a guess was
@@ -67,7 +65,21 @@ struct TokenMiddleware<Context: RequestContext>: RouterMiddleware {
         return rest.isEmpty ? uri.path : uri.path + "?" + rest.joined(separator: "&")
     }
 
+    /// Text a token may be (`[http] token`: letters, digits and -._~): only such text is put into an address.
+    static func isTokenText(_ text: String) -> Bool {
+        (1...256).contains(text.utf8.count)
+            && text.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
+                    || byte == UInt8(ascii: "~")
+            }
+    }
+
     static func isPage(_ path: String) -> Bool {
         path == "/" || path == "/overlay" || path == "/workouts" || path.hasPrefix("/workouts/")
+    }
+
+    static func isAsset(_ path: String) -> Bool {
+        path == "/assets/systole.js" || path == "/assets/systole.css"
     }
 }

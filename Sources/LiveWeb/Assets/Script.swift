@@ -19,6 +19,32 @@ enum Assets {
         const whole = (x) => (x === null || x === undefined) ? "–" : String(Math.round(x));
         const setZone = (colour) => document.documentElement.style.setProperty("--zone", colour || "#9e9e9e");
 
+        // The token: from the address (`#token=…`, as `systole web` prints it) into this origin's storage, which no
+        // page of another port on this host can read, then out of the address; each request for data sends it as a
+        // header. No cookie: a browser sends cookies to every port of a host (Home Assistant, Grafana beside us).
+        const token = (() => {
+          const hash = new URLSearchParams(location.hash.slice(1));
+          const given = hash.get("token");
+          if (given) {
+            try { localStorage.setItem("systole-token", given); } catch (e) { /* storage off: this page only */ }
+            // What else followed the token (the overlay's `&zone`) joins the query.
+            hash.delete("token");
+            const query = new URLSearchParams(location.search);
+            for (const [key, value] of hash) query.append(key, value);
+            const rest = query.toString().replace(/=(&|$)/g, "$1");
+            history.replaceState(null, "", location.pathname + (rest ? "?" + rest : ""));
+            return given;
+          }
+          try { return localStorage.getItem("systole-token") || ""; } catch (e) { return ""; }
+        })();
+        const api = (path) => fetch(path, { cache: "no-store", headers: { Authorization: "Bearer " + token } });
+        const needsToken = (response) => {
+          if (response.status !== 401) return false;
+          const note = $("connection") || $("title");
+          if (note) note.textContent = "systoled needs its token: open the address 'systole web' prints";
+          return true;
+        };
+
         // Draws points [{t, bpm}] into the chart's polyline; its data-points attribute counts them.
         function draw(svg, points) {
           const line = svg.querySelector("polyline");
@@ -41,7 +67,7 @@ enum Assets {
 
         async function loadHistory() {
           try {
-            const response = await fetch("/api/history", { cache: "no-store" });
+            const response = await api("/api/history");
             if (response.ok) points = await response.json();
           } catch (e) { points = []; }
         }
@@ -112,17 +138,59 @@ enum Assets {
           if (status && !status.showsHeartRate && document.body.dataset.page === "overlay") renderOverlay();
         }
 
-        function connect() {
-          const events = new EventSource("/api/events");
-          events.addEventListener("status", (event) => {
-            if ($("connection")) $("connection").textContent = "";
-            onStatus(JSON.parse(event.data));
-          });
-          events.onerror = () => { if ($("connection")) $("connection").textContent = "reconnecting to systoled…"; };
+        // The server-sent events, read with fetch (EventSource cannot send the token as a header); after an error or
+        // the end, again in 3 s, as EventSource would.
+        async function connect() {
+          for (;;) {
+            try {
+              const response = await api("/api/events");
+              if (needsToken(response)) return;
+              if (!response.ok || !response.body) throw new Error("HTTP " + response.status);
+              if ($("connection")) $("connection").textContent = "";
+              const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+              let buffer = "";
+              for (;;) {
+                const { value, done } = await reader.read();
+                if (done) break;
+                buffer += value;
+                let end;
+                while ((end = buffer.indexOf("\n\n")) >= 0) {
+                  const block = buffer.slice(0, end);
+                  buffer = buffer.slice(end + 2);
+                  let name = "message";
+                  const data = [];
+                  for (const line of block.split("\n")) {
+                    if (line.startsWith("event:")) name = line.slice(6).trim();
+                    else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+                  }
+                  if (name === "status" && data.length > 0) await onStatus(JSON.parse(data.join("\n")));
+                }
+              }
+            } catch (e) { /* reconnect below */ }
+            if ($("connection")) $("connection").textContent = "reconnecting to systoled…";
+            await new Promise((resolve) => setTimeout(resolve, 3000));
+          }
+        }
+
+        // A workout's file: fetched with the token, then saved under the server's name.
+        async function download(path, fallback) {
+          const response = await api(path);
+          if (needsToken(response) || !response.ok) return;
+          const disposition = response.headers.get("Content-Disposition") || "";
+          const named = disposition.match(/filename="([^"]+)"/);
+          const url = URL.createObjectURL(await response.blob());
+          const save = el("a");
+          save.href = url;
+          save.download = named ? named[1] : fallback;
+          document.body.append(save);
+          save.click();
+          save.remove();
+          setTimeout(() => URL.revokeObjectURL(url), 60000);
         }
 
         async function workoutsPage() {
-          const response = await fetch("/api/workouts", { cache: "no-store" });
+          const response = await api("/api/workouts");
+          if (needsToken(response)) return;
           const workouts = await response.json();
           const body = $("workouts").querySelector("tbody");
           $("empty").hidden = workouts.length > 0;
@@ -139,7 +207,8 @@ enum Assets {
 
         async function workoutPage() {
           const id = decodeURIComponent(location.pathname.split("/").pop());
-          const response = await fetch("/api/workouts/" + encodeURIComponent(id), { cache: "no-store" });
+          const response = await api("/api/workouts/" + encodeURIComponent(id));
+          if (needsToken(response)) return;
           if (!response.ok) { $("title").textContent = "No such workout"; return; }
           const w = await response.json(), s = w.summary;
           $("title").textContent = s.activity + ", " + new Date(s.start * 1000).toLocaleString();
@@ -170,8 +239,10 @@ enum Assets {
           $("exports-card").hidden = w.exports.length === 0;
           $("exports").replaceChildren(...w.exports.map((format) => {
             const link = el("a", format.toUpperCase());
-            link.href = "/api/workouts/" + encodeURIComponent(s.id) + "/export/" + format;
+            const path = "/api/workouts/" + encodeURIComponent(s.id) + "/export/" + format;
+            link.href = path;
             link.className = "export";
+            link.addEventListener("click", (event) => { event.preventDefault(); download(path, format); });
             const span = el("span"); span.append(link, " ");
             return span;
           }));

@@ -17,6 +17,6 @@ struct WebCommand: AsyncParsableCommand {
 
     func run() async throws {
         let address = try await daemon.connect().call("GetWebPage").first?.string ?? ""
-        print(overlay ? address.replacingOccurrences(of: "/?token=", with: "/overlay?token=") : address)
+        print(overlay ? address.replacingOccurrences(of: "/#token=", with: "/overlay#token=") : address)
     }
 }

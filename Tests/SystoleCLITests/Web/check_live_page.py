@@ -3,16 +3,20 @@
 usage: check_live_page.py live BASE TOKEN EMIT_LOG SENSOR SHOTS SECONDS
        check_live_page.py finished BASE TOKEN WORKOUT_ID SHOTS
 
-live: the token in the address becomes a cookie and leaves the address; a sensor name made of HTML shows as text;
+live: the token in the address moves into the page's storage and leaves the address; no cookie is set, and a page
+on another port of the same host gets neither a cookie nor the token; a sensor name made of HTML shows as text;
 the bpm shown follows every notification the simulator sent in SECONDS (its emit log), each on the page within 5 s
 (recorded by the page itself, so a busy machine cannot hide a value from the check); the chart draws; a reload mid-workout resumes the chart and the elapsed
 time; the overlay's background is transparent in its screenshot. finished: the workouts list links the workout, its
 page draws the chart and the zones, and its FIT export downloads. Prints a JSON summary; exits non-zero on a failure.
 Screenshots go into SHOTS.
 """
+import http.server
 import io
 import json
+import socket
 import sys
+import threading
 import time
 
 from PIL import Image
@@ -90,11 +94,47 @@ def shown_within(shown, unix, bpm):
     return False
 
 
+def other_port_sees(page, token):
+    """Opens a page on another port of the host (a service beside systoled) and returns what reached it of the
+    token: the request headers that carry a cookie or the token."""
+    seen = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            seen.extend(f"{k}: {v}" for k, v in self.headers.items() if k.lower() == "cookie" or token in v)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            self.wfile.write(b"another service")
+
+        def log_message(self, *args):
+            pass
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = http.server.HTTPServer(("127.0.0.1", port), Recorder)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        other = page.context.new_page()
+        other.goto(f"http://127.0.0.1:{port}/")
+        other.close()
+    finally:
+        server.shutdown()
+    return seen
+
+
 def live(page, base, token, emit_log, sensor, shots, seconds):
     page.goto(f"{base}/?token={token}")
-    if "token" in page.url:
-        fail("the token stayed in the address: " + page.url)
+    wait_until(lambda: "token" not in page.url, "the token out of the address")
     wait_until(lambda: shows_bpm(page), "a bpm on the page")
+    cookies = page.context.cookies()
+    if cookies:
+        fail(f"the page set cookies, which the browser sends to every port of the host: {cookies}")
+    leaked = other_port_sees(page, token)
+    if leaked:
+        fail(f"a service on another port of the host got: {leaked}")
     page.evaluate(RECORD_SHOWN)
     start = time.time()
     # The strap's notifications of `seconds`, each shown on the page (waited for, as long as a busy machine needs).
@@ -137,7 +177,8 @@ def live(page, base, token, emit_log, sensor, shots, seconds):
     overlay = page.context.new_page()
     overlay.set_viewport_size({"width": 400, "height": 200})
     overlay.goto(f"{base}/overlay?token={token}&zone")
-    if "token" in overlay.url or not overlay.url.endswith("/overlay?zone"):
+    wait_until(lambda: "token" not in overlay.url, "the token out of the overlay's address")
+    if not overlay.url.endswith("/overlay?zone"):
         fail("the overlay's address after the token: " + overlay.url)
     wait_until(lambda: shows_bpm(overlay), "a bpm on the overlay")
     shot = overlay.screenshot(omit_background=True)
@@ -169,10 +210,14 @@ def finished(page, base, token, workout_id, shots):
     hrefs = page.eval_on_selector_all("#exports a", "links => links.map(a => a.getAttribute('href'))")
     if len(hrefs) != 4:
         fail(f"export links: {hrefs}")
-    fit = page.request.get(base + next(h for h in hrefs if h.endswith("/fit")))
-    body = fit.body()
-    if fit.status != 200 or body[8:12] != b".FIT":
-        fail(f"the FIT download: status {fit.status}, {body[:16]!r}")
+    # The page fetches the file with the token (there is no cookie) and saves it.
+    with page.expect_download(timeout=60000) as info:
+        page.click("#exports a[href$='/fit']")
+    download = info.value
+    with open(download.path(), "rb") as saved:
+        body = saved.read()
+    if body[8:12] != b".FIT" or not download.suggested_filename.endswith(".fit"):
+        fail(f"the FIT download: {download.suggested_filename!r}, {body[:16]!r}")
     page.screenshot(path=f"{shots}/workout-page.png", full_page=True)
     print(json.dumps({"zoneBars": bars, "exports": hrefs, "fitBytes": len(body)}))
 
