@@ -44,7 +44,9 @@ public struct LiveWebServer: Service {
         var lastFailure: String?
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             do {
-                try await makeApplication().runService()
+                // No signals of its own: Hummingbird's default listens for SIGTERM itself, and so finished before its
+                // turn in systoled's ordered shutdown, which the service group took for a failure (exit 1).
+                try await makeApplication().runService(gracefulShutdownSignals: [])
                 return
             } catch {
                 let failure = "\(error)"

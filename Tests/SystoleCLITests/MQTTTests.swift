@@ -299,8 +299,9 @@ import Testing
         let status = try await CommandRunner.run("systole", ["status", "--json", "--bus", wrong.bus.address])
         #expect(status.standardOutput.contains("\"state\" : \"running\""))
         wrong.daemon.signal(SIGTERM)
-        #expect(try await wrong.daemon.waitForExit() == 0)
+        let exit = try await wrong.daemon.waitForExit()
         let log = await wrong.daemon.standardError()
+        #expect(exit == 0, "systoled exited with \(exit.map(String.init) ?? "nothing (killed)"): \(log.suffix(3000))")
         // Why, said once per reason (libmosquitto gives OpenSSL's words and its own), not at every retry.
         let complaints = log.split(separator: "\n").filter { $0.contains("MQTT: not connected") }
         #expect((1...4).contains(complaints.count), "\(log)")
