@@ -310,7 +310,7 @@ import Testing
             let last = readings.lastIndex { $0.receivedAt == resumed.last?.receivedAt } ?? 0
             #expect(
                 resumed.contains { !$0.isContinuous },
-                "beats lost in the silence break the timeline: \(Self.around(last, in: readings, count: 14))"
+                "beats lost in the silence break the timeline: \(Self.around(last, in: readings, count: 60))"
             )
             #expect(sensor.counters.gaps >= 1)
         }
