@@ -287,7 +287,7 @@ import Testing
             let once = Once()
             let events = await collect(sensor) { events in
                 if events.readings.count == 8, await once.first(at: events.count) {
-                    await simulator.dropNotifications(sensor: 0, for: .seconds(5))
+                    await simulator.dropNotifications(sensor: 0, for: .seconds(10))
                 }
                 // Ten readings with beats after the silence: after the first stale report once notifications were
                 // dropped (a busy machine may report the sensor stale before, or again later).
@@ -302,8 +302,9 @@ import Testing
             let seen =
                 "sent \(longest(sent)) s apart at most, received \(longest(received)) s (\(received.count) readings)"
             #expect(events.states.contains(.stale), "no silence seen: \(seen)")
-            // Five seconds of beats lost: the timeline breaks once the sensor is heard at its pace again (the first
-            // notifications after a silence may as well be ones a busy machine read late).
+            // Ten seconds of beats lost (more than a busy machine that read the last notifications before it late can
+            // hide): the timeline breaks once the sensor is heard at its pace again (the first notifications after a
+            // silence may as well be ones a busy machine read late).
             let dropped = await once.index.map { Array(events.dropFirst($0)) } ?? []
             let resumed = dropped.afterFirstStale.readings.filter { !$0.beats.isEmpty }
             let readings = events.readings
