@@ -12,6 +12,20 @@ public struct LiveWebConfiguration: Sendable, Equatable {
         self.token = token
     }
 
+    /// The lengths a token may have.
+    public static let tokenLengths = 16...256
+
+    /// Whether `text` can be a token: 16 to 256 characters, each a letter, digit or `-._~`, so it goes into an
+    /// address as it is.
+    public static func isToken(_ text: String) -> Bool {
+        tokenLengths.contains(text.utf8.count)
+            && text.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
+                    || byte == UInt8(ascii: "~")
+            }
+    }
+
     /// The address to open in a browser on this machine, the token after `#` (never sent to a server; the page keeps
     /// it; a wildcard listener is reached through loopback).
     public var pageAddress: String {

@@ -19,7 +19,7 @@ struct TokenMiddleware<Context: RequestContext>: RouterMiddleware {
         let path = request.uri.path
         if Self.isPage(path) || Self.isAsset(path) {
             if request.method == .get, Self.isPage(path), let given = request.uri.queryParameters["token"] {
-                let fragment = Self.isTokenText(String(given)) ? "#token=" + given : ""
+                let fragment = LiveWebConfiguration.isToken(String(given)) ? "#token=" + given : ""
                 return Response.redirect(to: Self.withoutToken(request.uri) + fragment, type: .normal)
             }
             return try await next(request, context)
@@ -63,16 +63,6 @@ struct TokenMiddleware<Context: RequestContext>: RouterMiddleware {
     static func withoutToken(_ uri: URI) -> String {
         let rest = (uri.query ?? "").split(separator: "&").filter { !$0.hasPrefix("token=") && $0 != "token" }
         return rest.isEmpty ? uri.path : uri.path + "?" + rest.joined(separator: "&")
-    }
-
-    /// Text a token may be (`[http] token`: letters, digits and -._~): only such text is put into an address.
-    static func isTokenText(_ text: String) -> Bool {
-        (1...256).contains(text.utf8.count)
-            && text.utf8.allSatisfy { byte in
-                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
-                    || byte == UInt8(ascii: "~")
-            }
     }
 
     static func isPage(_ path: String) -> Bool {

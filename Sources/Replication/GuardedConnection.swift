@@ -36,7 +36,10 @@ enum GuardedConnection {
         // closed on when the time is up; the refusal says why.
         let watchdog = channel.eventLoop.scheduleTask(in: connectTimeout) {
             refusal.record(
-                ServerRefused(description: "no answer within \(connectTimeout.nanoseconds / 1_000_000_000) s")
+                ServerRefused(
+                    description: "no answer within \(connectTimeout.nanoseconds / 1_000_000_000) s (is it PostgreSQL, "
+                        + "and is it running? check the address's host and port)"
+                )
             )
             channel.close(promise: nil)
         }
@@ -170,7 +173,11 @@ final class TLSRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
                 fail("TLS could not start: \(error)", context)
             }
         case UInt8(ascii: "N"):
-            fail("the server does not offer TLS, which the address's sslmode requires", context)
+            fail(
+                "the server does not offer TLS, which the address's sslmode requires: turn ssl on in its "
+                    + "postgresql.conf, or use sslmode=disable if it is on this machine",
+                context
+            )
         default:
             fail("the server answered the TLS request with something other than PostgreSQL's answer", context)
         }

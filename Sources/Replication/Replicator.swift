@@ -130,8 +130,9 @@ public final class Replicator: Service, Sendable {
                 // A full batch means more is waiting (catching up): the next goes at once.
                 if !full { try? await Task.sleep(until: started + Self.batchInterval) }
             } catch {
-                if let mismatch = error as? ChangeWriter.PositionMismatch {
-                    await takeNewIdentity(&progress, mismatch)
+                // A copy takes its own identity and goes on at once; if the store cannot take it (a full disk), the
+                // failure is reported and retried with the backoff, like any other.
+                if let mismatch = error as? ChangeWriter.PositionMismatch, await takeNewIdentity(&progress, mismatch) {
                     continue
                 }
                 failed(error)
@@ -244,7 +245,8 @@ public final class Replicator: Service, Sendable {
     /// The store is a copy: it gets an identity of its own, and replicates from its own position as a new store.
     /// What the original sent stays the original's; what this store made since it was copied is sent under the
     /// new identity (rows both have, by their identifiers, are not written twice).
-    private func takeNewIdentity(_ progress: inout Progress, _ mismatch: ChangeWriter.PositionMismatch) async {
+    /// Returns whether the store took its new identity.
+    private func takeNewIdentity(_ progress: inout Progress, _ mismatch: ChangeWriter.PositionMismatch) async -> Bool {
         do {
             let identity = try await store.takeNewStoreIdentity()
             progress.writer = ChangeWriter(storeID: identity, receiver: settings.receiver, logger: logger)
@@ -253,8 +255,10 @@ public final class Replicator: Service, Sendable {
             logger.error(
                 "this store was copied from another receiver's or restored from an older backup: \(mismatch). It now replicates as a new store (\(identity.uuidString.lowercased())), from its own changes not yet in PostgreSQL; what the original sent stays under the original"
             )
+            return true
         } catch {
             failed(error)
+            return false
         }
     }
 

@@ -22,11 +22,6 @@ public struct PostgresAuthentication: OptionSet, Sendable, Hashable {
     public static let names: [(String, PostgresAuthentication)] = [
         ("scram-sha-256", .scram), ("md5", .md5), ("password", .password), ("none", .none),
     ]
-
-    /// As `require_auth` writes it.
-    public var description: String {
-        Self.names.filter { contains($0.1) }.map(\.0).joined(separator: ",")
-    }
 }
 
 /// What a connection accepts from the server.

@@ -31,20 +31,7 @@ import WorkoutKit
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = try await PostgresServer(folder: folder)
         defer { server.stop() }
-        let settings = ReplicationSettings(
-            host: "127.0.0.1",
-            port: server.port,
-            username: server.user,
-            password: server.password,
-            database: server.database,
-            tls: .disable,
-            receiver: "room-1"
-        )
-        let connection = try await GuardedConnection.connect(
-            Replicator.endpoint(settings, limits: .init(largestMessage: 1 << 20, authentication: .scram)),
-            id: 1,
-            logger: Logger(label: "test")
-        )
+        let connection = try await server.receiverConnection()
         _ = try await CentralSchema.migrate(connection, logger: Logger(label: "test"))
         try await connection.close()
 

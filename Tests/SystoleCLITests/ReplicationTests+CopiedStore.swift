@@ -10,17 +10,12 @@ extension ReplicationTests {
     /// (its status and log say so) and replicates as a store of its own, so PostgreSQL ends with every workout and
     /// reading of both stores; the original goes on as itself.
     @Test func aCopiedStoreIsToldApartAndNothingIsLost() async throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("systole-replication-\(UUID())")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        chmod(root.path, 0o755)
+        let root = try Self.scratchFolder()
         defer { try? FileManager.default.removeItem(at: root) }
         let postgres = try await PostgresServer(folder: root.appendingPathComponent("postgres"))
         defer { postgres.stop() }
         let original = try await Receiver(index: 0, postgres: postgres, root: root)
         defer { original.stop() }
-        func replication(_ receiver: Receiver) async throws -> [String: Any] {
-            try await receiver.json("status")["replication"] as? [String: Any] ?? [:]
-        }
         var workouts = 0
         /// Records a workout of the ten straps; waits until PostgreSQL has it (a workout goes after its readings).
         func recordAWorkout(_ receiver: Receiver) async throws {
@@ -59,9 +54,9 @@ extension ReplicationTests {
         try await recordAWorkout(copy)
         try await recordAWorkout(original)
 
-        let told = try await replication(copy)
+        let told = try await copy.replication()
         #expect(told["storeCopied"] is Double, "the copy's status says it was found to be a copy: \(told)")
-        #expect(!(try await replication(original)["storeCopied"] is Double), "the original goes on as itself")
+        #expect(!(try await original.replication()["storeCopied"] is Double), "the original goes on as itself")
         let text = try await copy.systole("status")
         #expect(text.standardOutput.contains("found to be a copy"), "\(text.standardOutput)")
 

@@ -10,25 +10,20 @@ extension ReplicationTests {
     /// when its disk is full): the receiver says so, keeps recording, retries as after an outage, and once the
     /// database takes batches again it sends everything; PostgreSQL then holds exactly what the store holds.
     @Test func aServerErrorIsRetriedAndNothingIsLost() async throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("systole-replication-\(UUID())")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        chmod(root.path, 0o755)
+        let root = try Self.scratchFolder()
         defer { try? FileManager.default.removeItem(at: root) }
         let postgres = try await PostgresServer(folder: root.appendingPathComponent("postgres"))
         defer { postgres.stop() }
         let receiver = try await Receiver(index: 0, postgres: postgres, root: root)
         defer { receiver.stop() }
         try await waitUntil("ten straps connected") { try await receiver.connectedSensors() == 10 }
-        func replication() async throws -> [String: Any] {
-            try await receiver.json("status")["replication"] as? [String: Any] ?? [:]
-        }
         func recorded() -> Int {
             receiver.daemon.liveLogLines().filter { $0.contains(" bpm=") && $0.contains("state=running") }.count
         }
         let started = try await receiver.systole("start", "--activity", "running")
         #expect(started.status == 0, "\(started.standardError)")
         try await receiver.daemon.waitForLiveLog(20)
-        try await waitUntil("replicating") { try await replication()["caughtUp"] as? Bool == true }
+        try await waitUntil("replicating") { try await receiver.replication()["caughtUp"] as? Bool == true }
 
         _ = try await postgres.query(
             """
@@ -39,7 +34,7 @@ extension ReplicationTests {
         )
         var refused: [String: Any] = [:]
         try await waitUntil("the refusal reported") {
-            refused = try await replication()
+            refused = try await receiver.replication()
             return (refused["problem"] as? String)?.contains("53100") == true
         }
         #expect(refused["connected"] as? Bool == false && refused["caughtUp"] as? Bool == false, "\(refused)")
@@ -47,12 +42,12 @@ extension ReplicationTests {
         // the reason given, not a missing answer).
         let before = recorded()
         try await receiver.daemon.waitForLiveLog(before + 20)
-        #expect((try await replication()["problem"] as? String)?.contains("53100") == true)
+        #expect((try await receiver.replication()["problem"] as? String)?.contains("53100") == true)
 
         _ = try await postgres.query("DROP TRIGGER refuse_rows ON systole_quantity")
         var recovered: [String: Any] = [:]
         _ = try await eventually(timeout: .seconds(120), every: .milliseconds(500)) {
-            recovered = try await replication()
+            recovered = try await receiver.replication()
             return recovered["caughtUp"] as? Bool == true
         }
         #expect(recovered["caughtUp"] as? Bool == true && !(recovered["problem"] is String), "\(recovered)")
@@ -62,7 +57,7 @@ extension ReplicationTests {
             let rows = try await postgres.query("SELECT count(*) FROM systole_workout")
             return rows.trimmingCharacters(in: .whitespacesAndNewlines) == "1"
         }
-        try await waitUntil("caught up after the end") { try await replication()["caughtUp"] as? Bool == true }
+        try await waitUntil("caught up after the end") { try await receiver.replication()["caughtUp"] as? Bool == true }
         receiver.daemon.signal(SIGTERM)
         #expect(try await receiver.daemon.waitForExit() == 0)
 

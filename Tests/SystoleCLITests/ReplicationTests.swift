@@ -57,6 +57,11 @@ import WorkoutKit
             return (try? JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]) ?? [:]
         }
 
+        /// `systole status`'s replication part.
+        func replication() async throws -> [String: Any] {
+            try await json("status")["replication"] as? [String: Any] ?? [:]
+        }
+
         func connectedSensors() async throws -> Int {
             let result = try await CommandRunner.run("systole", ["sensors", "--json", "--bus", bus.address])
             let sensors =
@@ -69,6 +74,14 @@ import WorkoutKit
             simulator.stop()
             bus.stop()
         }
+    }
+
+    /// A folder of the test's for PostgreSQL and the receivers, readable by PostgreSQL's user (which runs the server).
+    static func scratchFolder() throws -> URL {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("systole-replication-\(UUID())")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        chmod(root.path, 0o755)
+        return root
     }
 
     /// A reading or a beat as both sides can state it exactly: microseconds since 2000 as PostgreSQL keeps a
@@ -90,9 +103,7 @@ import WorkoutKit
     }
 
     @Test func aTeamSessionOnThreeReceiversArrivesWholeThroughAnOutageAndACrash() async throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("systole-replication-\(UUID())")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        chmod(root.path, 0o755)
+        let root = try Self.scratchFolder()
         defer { try? FileManager.default.removeItem(at: root) }
         let postgres = try await PostgresServer(folder: root.appendingPathComponent("postgres"))
         defer { postgres.stop() }
@@ -118,13 +129,10 @@ import WorkoutKit
         func recorded(_ receiver: Receiver) -> Int {
             receiver.daemon.liveLogLines().filter { $0.contains(" bpm=") && $0.contains("state=running") }.count
         }
-        func replication(_ receiver: Receiver) async throws -> [String: Any] {
-            try await receiver.json("status")["replication"] as? [String: Any] ?? [:]
-        }
         for receiver in receivers {
             try await receiver.daemon.waitForLiveLog(40)
             try await waitUntil("\(receiver.name) replicating") {
-                try await replication(receiver)["connected"] as? Bool == true
+                try await receiver.replication()["connected"] as? Bool == true
             }
         }
 
@@ -133,7 +141,7 @@ import WorkoutKit
         postgres.stop()
         var waiting: [String: Any] = [:]
         _ = try await eventually(every: .milliseconds(500)) {
-            waiting = try await replication(receivers[2])
+            waiting = try await receivers[2].replication()
             return waiting["connected"] as? Bool == false
         }
         #expect(waiting["connected"] as? Bool == false && waiting["problem"] is String, "\(waiting)")
@@ -153,13 +161,13 @@ import WorkoutKit
             let before = recorded(receiver)
             try await receiver.daemon.waitForLiveLog(before + 40)
             try await waitUntil("\(receiver.name) noticing PostgreSQL is away") {
-                try await replication(receiver)["connected"] as? Bool == false
+                try await receiver.replication()["connected"] as? Bool == false
             }
         }
         try await postgres.start()
         for receiver in receivers {
             try await waitUntil("\(receiver.name) replicating again", timeout: .seconds(120)) {
-                try await replication(receiver)["connected"] as? Bool == true
+                try await receiver.replication()["connected"] as? Bool == true
             }
         }
         for receiver in receivers {
@@ -171,7 +179,7 @@ import WorkoutKit
         for receiver in receivers {
             var status: [String: Any] = [:]
             _ = try await eventually(timeout: .seconds(180), every: .seconds(1)) {
-                status = try await replication(receiver)
+                status = try await receiver.replication()
                 return status["caughtUp"] as? Bool == true
             }
             #expect(status["caughtUp"] as? Bool == true, "\(receiver.name): \(status)")

@@ -1,4 +1,5 @@
 import Glibc
+import LiveWeb
 
 extension DaemonConfiguration {
     /// The web server's settings (`[http]`): where it listens and its token.
@@ -12,7 +13,7 @@ extension DaemonConfiguration {
         /// The port used when `listen` names none.
         public static let defaultPort = 8730
         /// Token lengths accepted: shorter ones can be guessed, longer ones are a mistake.
-        public static let tokenLengths = 16...256
+        public static let tokenLengths = LiveWebConfiguration.tokenLengths
 
         public init(host: String = "127.0.0.1", port: Int = HTTP.defaultPort, token: String? = nil) {
             self.host = host
@@ -63,15 +64,9 @@ extension DaemonConfiguration {
         return (host, port)
     }
 
-    /// Checks a token: 16 to 256 characters, each a letter, digit or `-._~` (so it goes into an address and a
-    /// cookie as it is).
+    /// Checks a token: 16 to 256 characters, each a letter, digit or `-._~` (so it goes into an address as it is).
     static func token(_ text: String) throws(Reason) -> String {
-        let allowed = text.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
-                || byte == UInt8(ascii: "~")
-        }
-        guard HTTP.tokenLengths.contains(text.utf8.count), allowed else {
+        guard LiveWebConfiguration.isToken(text) else {
             throw Reason(
                 "http.token must be 16 to 256 letters, digits or -._~ (make one with 'openssl rand -hex 32')"
             )
