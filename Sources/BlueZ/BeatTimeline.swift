@@ -35,16 +35,28 @@ public struct BeatTimeline: Sendable {
     /// When this segment began, and how far its beats were pulled back so far.
     private var segmentStart: ContinuousClock.Instant?
     private var pulledBack: Duration = .zero
+    /// When the connection began listening, until its first segment starts: that segment's first notification can
+    /// have been read as late as the time since then.
+    private var listeningSince: ContinuousClock.Instant?
+    /// How much more than ``pullBackBudget`` this segment may be pulled back: for a connection's first segment, the
+    /// time from listening to its first notification.
+    private var lateAnchor: Duration = .zero
 
     public init() {}
 
     /// Forgets the timeline: the next beats start a new segment (after a disconnect).
-    public mutating func reset() {
+    ///
+    /// - Parameter listeningSince: when the new connection's subscription was asked for. Its first notification may
+    ///   have been read as late as the time since then (a busy machine, or bluetoothd, held it), so its beats may be
+    ///   pulled back by that much more than ``pullBackBudget``; no sensor gets more beats than time passed since.
+    public mutating func reset(listeningSince: ContinuousClock.Instant? = nil) {
         lastBeat = nil
         lastNotification = nil
         leastLag = nil
         segmentStart = nil
         pulledBack = .zero
+        self.listeningSince = listeningSince
+        lateAnchor = .zero
     }
 
     /// The result of placing one notification's intervals.
@@ -156,7 +168,8 @@ public struct BeatTimeline: Sendable {
         guard total <= max(gap, usualInterval ?? .zero) + longest + Self.radioLatency else { return nil }
         var lag = receivedAt - (lastBeat + total)
         var shift = Duration.zero
-        let budget = Self.pullBackBudget + (receivedAt - (segmentStart ?? receivedAt)) * Self.lagDrift - pulledBack
+        let budget =
+            Self.pullBackBudget + lateAnchor + (receivedAt - (segmentStart ?? receivedAt)) * Self.lagDrift - pulledBack
         if lag < .zero, let first = intervals.first {
             shift = max(.zero, min(.zero - lag, first.duration / 2, budget))
             lag += shift
@@ -214,6 +227,8 @@ public struct BeatTimeline: Sendable {
             leastLag = (.zero, receivedAt)
             segmentStart = receivedAt
             pulledBack = .zero
+            lateAnchor = listeningSince.map { max(.zero, receivedAt - $0) } ?? .zero
+            listeningSince = nil
         }
         return Placement(beatTimes: times, isContinuous: false, dropped: dropped)
     }

@@ -39,8 +39,12 @@ public struct HeartRateReadingProcessor: Sendable {
     }
 
     /// A new connection: the beat timeline and the energy counter start again, and silence is measured from `now`.
-    public mutating func newConnection(at now: ContinuousClock.Instant) {
-        timeline.reset()
+    /// `listeningSince` is when its subscription was asked for (see ``BeatTimeline/reset(listeningSince:)``).
+    public mutating func newConnection(
+        at now: ContinuousClock.Instant,
+        listeningSince: ContinuousClock.Instant? = nil
+    ) {
+        timeline.reset(listeningSince: listeningSince)
         notificationGuard.newConnection()
         lastReceived = now
         isStale = false

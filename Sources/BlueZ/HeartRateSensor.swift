@@ -392,13 +392,14 @@ public final class HeartRateSensor: Sendable {
         _ device: BluetoothDevice,
         address: BluetoothAddress
     ) async throws -> NotifySubscription {
+        let asked = ContinuousClock.now
         let onValue = notificationHandler(address: address, device: device)
         let wanted = options.notifyOverrides[address] ?? options.notify
         let fallback = state.withLock { $0.acquireFallbacks[address] }
         let method = wanted == .acquire && fallback == nil ? NotifyMethod.acquire : .signal
         let refusal: BlueZError
         do {
-            return subscribed(try await open(measurement, method, onValue), method, reason: fallback)
+            return subscribed(try await open(measurement, method, onValue), method, reason: fallback, asked: asked)
         } catch {
             refusal = error
         }
@@ -414,7 +415,7 @@ public final class HeartRateSensor: Sendable {
                 try await device.pair()
             }
             do {
-                return subscribed(try await open(measurement, method, onValue), method, reason: fallback)
+                return subscribed(try await open(measurement, method, onValue), method, reason: fallback, asked: asked)
             } catch {
                 guard method == .acquire, device.isConnected else { throw error }
                 fallBack(address, "AcquireNotify was refused after pairing: \(error)")
@@ -428,7 +429,8 @@ public final class HeartRateSensor: Sendable {
             return subscribed(
                 try await measurement.notifications(onValue: onValue),
                 .signal,
-                reason: self.fallback(address)
+                reason: self.fallback(address),
+                asked: asked
             )
         } catch {
             throw Self.isHeldByAnother(error) ? Self.heldByAnother : error
@@ -463,15 +465,18 @@ public final class HeartRateSensor: Sendable {
     private struct NotifySubscription {
         var session: GattNotifySession
         var method: NotifyMethod
+        /// When the subscription was asked for: no notification of it was sent before.
+        var asked: ContinuousClock.Instant
     }
 
     private func subscribed(
         _ session: GattNotifySession,
         _ method: NotifyMethod,
-        reason: String?
+        reason: String?,
+        asked: ContinuousClock.Instant
     ) -> NotifySubscription {
         emit(.notifying(method, reason: method == .signal ? reason : nil))
-        return NotifySubscription(session: session, method: method)
+        return NotifySubscription(session: session, method: method, asked: asked)
     }
 
     private static func acquireRefusal(_ error: BlueZError) -> String {
@@ -498,6 +503,7 @@ public final class HeartRateSensor: Sendable {
         _ device: BluetoothDevice,
         address: BluetoothAddress
     ) async throws -> NotifySubscription {
+        let asked = ContinuousClock.now
         let onValue = notificationHandler(address: address, device: device)
         var attempt = 0
         while true {
@@ -506,7 +512,8 @@ public final class HeartRateSensor: Sendable {
                 return subscribed(
                     try await measurement.notifications(onValue: onValue),
                     .signal,
-                    reason: fallback(address)
+                    reason: fallback(address),
+                    asked: asked
                 )
             } catch {
                 guard attempt < 20, error.kind == .notPermitted || error.kind == .inProgress else { throw error }
@@ -570,7 +577,7 @@ public final class HeartRateSensor: Sendable {
         deviceEvents: AsyncStream<BlueZEvent>
     ) async throws -> String? {
         let before = state.withLock { shared in
-            shared.processor.newConnection(at: .now)
+            shared.processor.newConnection(at: .now, listeningSince: subscription.asked)
             return shared.processor.notifications + shared.processor.malformed
         }
         startHandlingNotifications(address: address, device: device)

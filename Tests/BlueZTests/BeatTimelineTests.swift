@@ -87,6 +87,59 @@ import Testing
         #expect(abs(((placed.last ?? at(0)) - at(8)) / .microseconds(1)) < 1)
     }
 
+    /// A connection's first notification held 6 s (the sender stalled right after the subscription), then the rest
+    /// read as a burst and on time at 4 a second, 180 bpm: more ahead than ``BeatTimeline/pullBackBudget`` covers.
+    /// Knowing when it began listening, the timeline may pull back that much more and stays whole; without it, it
+    /// breaks, as for a sensor that reports more beats than time passed.
+    @Test(arguments: [true, false]) func aFirstNotificationHeldSinceListeningIsPulledBack(knowsWhen: Bool) {
+        var timeline = BeatTimeline()
+        timeline.reset(listeningSince: knowsWhen ? at(0) : nil)
+        var breaks = 0
+        var started = false
+        var aheadAtEnd = Duration.zero
+        // Due every 0.25 s from 0.25 s, with the beats (one every 1/3 s) since the previous one.
+        var nextBeat = 1.0 / 3
+        for index in 1...120 {
+            let due = Double(index) * 0.25
+            var intervals: [RRInterval] = []
+            while nextBeat <= due {
+                intervals += rr(333)
+                nextBeat += 1.0 / 3
+            }
+            // Everything due before 6 s is read at 6 s and a few milliseconds apart; the rest on time.
+            let receipt = max(due, 6 + Double(index) * 0.002)
+            let placement = timeline.place(intervals, receivedAt: at(receipt))
+            if started, !placement.isContinuous, !intervals.isEmpty { breaks += 1 }
+            if let last = placement.beatTimes.last {
+                started = true
+                aheadAtEnd = last - at(receipt)
+            }
+        }
+        if knowsWhen {
+            #expect(breaks == 0)
+            #expect(aheadAtEnd <= .milliseconds(1), "pulled back to the receipts: \(aheadAtEnd)")
+        } else {
+            #expect(breaks >= 1)
+        }
+    }
+
+    /// A sensor silent for 10 s after the subscription, then reporting two seconds of beats every second: the
+    /// silence lets it run ahead by no more than it lasted, and the timeline still breaks.
+    @Test func aSilentStartBuysNoMoreBeatsThanTheSilenceLasted() {
+        var timeline = BeatTimeline()
+        timeline.reset(listeningSince: at(0))
+        var beats = 0
+        var breaks = 0
+        for second in 10...60 {
+            let placement = timeline.place(rr(1000, 1000), receivedAt: at(Double(second)))
+            if second > 10, !placement.isContinuous { breaks += 1 }
+            beats += placement.beatTimes.count
+        }
+        #expect(breaks >= 1)
+        // Sixty seconds since listening hold sixty beats; the budget lets a few more through before each break.
+        #expect(beats <= 60 + 2 * 4, "\(beats) beats")
+    }
+
     /// A sensor that reports more beats than time passed is pulled back within the budget, then breaks, and its
     /// next segment leaves out the beats that do not fit.
     @Test func beatsAheadOfTimeBeyondTheBudgetBreakTheTimeline() {

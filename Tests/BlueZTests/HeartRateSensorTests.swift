@@ -69,6 +69,7 @@ import Testing
             var options = HeartRateSensor.Options()
             options.staleIntervals = 1_000
             let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: options)
+            let listening = ContinuousClock.now
             let events = await collect(sensor) { $0.readings.flatMap(\.beats).count >= 15 }
             let readings = events.readings
             #expect(events.streamingConnections == 1, "\(events.states)")
@@ -85,8 +86,10 @@ import Testing
                 #expect(spacing <= beat.interval.duration && spacing >= beat.interval.duration / 2)
             }
             // Back-dated, never later than their notification's receipt by more than a busy machine may have read
-            // the connection's first notification late (what later ones may still pull back, and the tolerance).
-            let ahead = BeatTimeline.aheadTolerance + BeatTimeline.pullBackBudget
+            // the connection's first notification late (what later ones may still pull back, and the tolerance): the
+            // budget, and the time from listening to the first beats.
+            let held = readings[first].receivedAt - listening
+            let ahead = BeatTimeline.aheadTolerance + BeatTimeline.pullBackBudget + held
             for reading in readings {
                 #expect(reading.beats.allSatisfy { $0.time <= reading.receivedAt + ahead })
                 #expect(reading.beats.map(\.interval) == reading.measurement.rrIntervals)
