@@ -211,7 +211,7 @@ let package = Package(
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "SystoleTestSupport"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus"]),
         .testTarget(name: "MQTTBridgeTests", dependencies: ["MQTTBridge", "LiveView"]),
-        .testTarget(name: "LiveViewTests", dependencies: ["LiveView"]),
+        .testTarget(name: "LiveViewTests", dependencies: ["LiveView", "SystoleTestSupport"]),
         .testTarget(
             name: "ReplicationTests",
             dependencies: [

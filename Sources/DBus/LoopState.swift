@@ -390,26 +390,35 @@ final class LoopState: @unchecked Sendable {
         let state = self
         Task {
             let result = await object.handle(call)
-            if !noReply { state.enqueue { state.reply(to: message, with: result) } }
+            // Marshalled here, not on the loop thread: a large answer (a long list of workouts) would hold up every
+            // notification waiting behind it.
+            guard !noReply, let reply = Self.replyMessage(to: message, with: result) else { return }
+            state.enqueue { state.sendOnly(reply) }
         }
         return true
     }
 
     private func reply(to message: Message, with result: Result<[DBusValue], DBusError>) {
+        if let reply = Self.replyMessage(to: message, with: result) { sendOnly(reply) }
+    }
+
+    /// The reply to `message` carrying `result`, nil when none is expected. Any thread: the message is not shared
+    /// until it is sent.
+    private static func replyMessage(to message: Message, with result: Result<[DBusValue], DBusError>) -> Message? {
         // A descriptor a handler returns is handed over: the reply holds a copy of its own.
         defer { if case .success(let values) = result { for fd in values.flatMap(\.unixFDs) { close(fd) } } }
-        guard !message.noReplyExpected else { return }
+        guard !message.noReplyExpected else { return nil }
         switch result {
         case .success(let values):
-            guard let reply = try? message.methodReturn() else { return }
+            guard let reply = try? message.methodReturn() else { return nil }
             do {
                 try reply.append(values)
-                sendOnly(reply)
+                return reply
             } catch {
-                if let errorReply = message.errorReply(error) { sendOnly(errorReply) }
+                return message.errorReply(error)
             }
         case .failure(let error):
-            if let errorReply = message.errorReply(error) { sendOnly(errorReply) }
+            return message.errorReply(error)
         }
     }
 

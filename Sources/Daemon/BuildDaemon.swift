@@ -218,12 +218,14 @@ public func buildDaemon(
         LiveWebConfiguration(host: http.host, port: http.port, token: http.token ?? makeToken())
     }
     let replicator = configuration.replication.map { Replicator(settings: $0, store: store, logger: logger) }
+    let exporter = WorkoutExporter(store: store)
     let control = ControlService(
         connection: connection,
         client: client,
         workouts: workouts,
         sensors: sensors,
         store: store,
+        exporter: exporter,
         adapter: configuration.adapter,
         clock: clock,
         profile: configuration.profile,
@@ -250,6 +252,7 @@ public func buildDaemon(
         workouts: workouts,
         sensors: sensors,
         store: store,
+        exporter: exporter,
         profile: configuration.profile,
         privacy: configuration.privacy,
         clock: clock,

@@ -116,15 +116,27 @@ public struct WorkoutDetail: Codable, Sendable, Equatable {
     }
 }
 
-/// An exported workout file.
+/// An exported workout file, its bytes coming as they are made.
 public struct ExportedFile: Sendable {
     public var name: String
     public var contentType: String
-    public var bytes: [UInt8]
+    public var chunks: ExportChunks
 
-    public init(name: String, contentType: String, bytes: [UInt8]) {
+    public init(name: String, contentType: String, chunks: ExportChunks) {
         self.name = name
         self.contentType = contentType
-        self.bytes = bytes
+        self.chunks = chunks
+    }
+}
+
+/// Why a workout's file or analysis was not made: another export is under way (`retry`: ask again later), or the
+/// workout is too large.
+public struct WorkoutRefusal: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public var retry: Bool
+
+    public init(_ description: String, retry: Bool) {
+        self.description = description
+        self.retry = retry
     }
 }

@@ -100,15 +100,27 @@ public struct LiveWebServer: Service {
         router.get("/api/workouts") { _, _ in try Self.json(try await source.workouts()) }
         router.get("/api/workouts/:id") { _, context in
             let id = try context.parameters.require("id")
-            guard Self.isWorkoutID(id), let detail = try await source.workout(id: id) else {
-                return Self.text(.notFound, "no such workout; /api/workouts lists them\n")
+            do {
+                guard Self.isWorkoutID(id), let detail = try await source.workout(id: id) else {
+                    return Self.text(.notFound, "no such workout; /api/workouts lists them\n")
+                }
+                return try Self.json(detail)
+            } catch let refusal as WorkoutRefusal {
+                return Self.text(.unprocessableContent, "\(refusal)\n")
             }
-            return try Self.json(detail)
         }
         router.get("/api/workouts/:id/export/:format") { _, context in
             let id = try context.parameters.require("id")
             let format = try context.parameters.require("format")
-            guard Self.isWorkoutID(id), let file = try await source.export(id: id, format: format) else {
+            let file: ExportedFile?
+            do {
+                file = Self.isWorkoutID(id) ? try await source.export(id: id, format: format) : nil
+            } catch let refusal as WorkoutRefusal {
+                var response = Self.text(refusal.retry ? .serviceUnavailable : .unprocessableContent, "\(refusal)\n")
+                if refusal.retry { response.headers[.retryAfter] = "10" }
+                return response
+            }
+            guard let file else {
                 return Self.text(.notFound, "no such workout or format (fit, tcx, csv, rr), or privacy hides it\n")
             }
             return Response(
@@ -118,7 +130,7 @@ public struct LiveWebServer: Service {
                     .contentDisposition: "attachment; filename=\"\(file.name)\"",
                     .cacheControl: "no-store", .xContentTypeOptions: "nosniff",
                 ],
-                body: .init(byteBuffer: ByteBuffer(bytes: file.bytes))
+                body: Self.streamed(file.chunks)
             )
         }
         router.get("/metrics") { _, _ in
@@ -161,6 +173,19 @@ public struct LiveWebServer: Service {
             headers: [.contentType: "text/plain; charset=utf-8", .xContentTypeOptions: "nosniff"],
             body: .init(byteBuffer: ByteBuffer(string: text))
         )
+    }
+
+    /// A body written as the export makes it; a client that goes away stops the export.
+    static func streamed(_ chunks: ExportChunks) -> ResponseBody {
+        ResponseBody { writer in
+            do {
+                for try await chunk in chunks { try await writer.write(ByteBuffer(bytes: chunk)) }
+            } catch {
+                chunks.abandon()
+                throw error
+            }
+            try await writer.finish(nil)
+        }
     }
 
     static func json(_ value: some Encodable) throws -> Response {

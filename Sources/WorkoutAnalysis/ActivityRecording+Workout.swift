@@ -28,6 +28,14 @@ extension ActivityRecording {
     /// its pause and resume events, laps and markers from its events, the readings and beats of its main sensor,
     /// the energy its sensors measured (or the estimate stored with it), and its sensors with their battery levels.
     public init(workout: Workout, samples: [Sample]) {
+        var collector = SampleCollector(limit: nil)
+        // Without a limit nothing is refused.
+        try? collector.add(samples)
+        self.init(workout: workout, collected: collector)
+    }
+
+    /// The recording of a stored workout from its samples gathered a chunk at a time (``SampleCollector``).
+    public init(workout: Workout, collected collector: consuming SampleCollector) {
         var recording = ActivityRecording(
             id: workout.id,
             activity: workout.activityType,
@@ -45,38 +53,11 @@ extension ActivityRecording {
             }
             return ActivityRecording.Marker(date: event.startDate, text: text)
         }
-
-        // With several sensors (a strap and earbuds), the readings and beats of the one with the most readings: two
-        // interleaved series would make a heart rate that jumps between them, and RR intervals that are not
-        // successive beats.
-        var readingsByDevice: [String: [ActivityRecording.Reading]] = [:]
-        var beatsByDevice: [String: [ActivityRecording.Beat]] = [:]
-        for sample in samples {
-            switch sample {
-            case .quantity(let quantity) where quantity.type == .heartRate:
-                readingsByDevice[quantity.device?.address ?? "", default: []].append(
-                    .init(date: quantity.startDate, bpm: quantity.quantity.value)
-                )
-            case .quantity(let quantity) where quantity.type == .activeEnergyBurned:
-                recording.energyReadings.append(.init(date: quantity.endDate, kilojoules: quantity.quantity.value))
-            case .heartbeatSeries(let series):
-                beatsByDevice[series.device?.address ?? "", default: []] += series.beats.map { beat in
-                    .init(
-                        date: series.startDate + beat.timeSinceStart,
-                        rrTicks: beat.rrTicks,
-                        precededByGap: beat.precededByGap
-                    )
-                }
-            default:
-                continue
-            }
-        }
-        let main =
-            readingsByDevice.max { ($0.value.count, $1.key) < ($1.value.count, $0.key) }?.key
-            ?? beatsByDevice.max { $0.value.count < $1.value.count }?.key
+        let (main, readings, beats, energy) = collector.take()
+        recording.energyReadings = energy
         if let main {
-            recording.readings = (readingsByDevice[main] ?? []).sorted { $0.date < $1.date }
-            recording.beats = (beatsByDevice[main] ?? []).sorted { $0.date < $1.date }
+            recording.readings = readings
+            recording.beats = beats
             if case .bool(let reports)? = workout.metadata[Self.reportsContactKey(main)] {
                 recording.reportsContact = reports
             }
@@ -85,7 +66,6 @@ extension ActivityRecording {
                 return DateInterval(start: event.startDate, end: max(event.startDate, event.endDate))
             }.sorted { $0.start < $1.start }
         }
-        recording.energyReadings.sort { $0.date < $1.date }
 
         let measured = workout.statistics(for: .activeEnergyBurned)?.sumQuantity()?.value ?? 0
         if measured > 0 {

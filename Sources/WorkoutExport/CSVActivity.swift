@@ -44,33 +44,42 @@ public enum CSVActivityFile {
 
     /// The file's bytes: UTF-8.
     public static func encode(_ recording: ActivityRecording) -> [UInt8] {
-        Array(text(recording).utf8)
+        let collected = CollectedBytes()
+        // A sink that keeps everything never throws.
+        try? write(recording, to: collected.sink)
+        return collected.bytes
     }
 
     /// The file as text.
     static func text(_ recording: ActivityRecording) -> String {
+        String(decoding: encode(recording), as: UTF8.self)
+    }
+
+    /// Writes the file to `sink` a chunk at a time, row by row: beats and markers are taken in time order as their
+    /// rows come, so nothing a row at a time is held beyond the recording.
+    public static func write(_ recording: ActivityRecording, to sink: @escaping ExportSink) throws {
         let readings = recording.readings.sorted { $0.date < $1.date }
         let layout = RecordingLayout(recording)
         let dates = readings.map(\.date)
         var time = UTCTime()
 
-        var intervals: [[String]] = Array(repeating: [], count: readings.count)
-        for beat in recording.beats {
-            guard let row = row(atOrAfter: beat.date, in: dates) else { break }
-            if beat.precededByGap { intervals[row].append("gap") }
-            intervals[row].append(DecimalText.fixed(beat.milliseconds, decimals: 1) ?? "")
-        }
-        var energy: [Double?] = Array(repeating: nil, count: readings.count)
+        // A measurement goes to the reading nearest it (within the tolerance); most rows have none.
+        var energy: [Int: Double] = [:]
         for measured in recording.energyReadings {
             guard let row = nearestRow(to: measured.date, in: dates),
                 abs(dates[row].timeIntervalSince(measured.date)) <= energyTolerance
             else { continue }
-            energy[row] = (energy[row] ?? 0) + measured.kilojoules
+            energy[row, default: 0] += measured.kilojoules
         }
-        var markers: [[String]] = Array(repeating: [], count: readings.count)
-        for marker in recording.markers.sorted(by: { $0.date < $1.date }) {
-            guard let row = row(atOrAfter: marker.date, in: dates) else { break }
-            markers[row].append(marker.text)
+        // A beat or a marker belongs to the first reading at or after it; those after the last reading, to the last.
+        let inOrder = recording.beats.isInTimeOrder ? recording.beats : recording.beats.sorted { $0.date < $1.date }
+        var beats = inOrder[...]
+        var markers = recording.markers.sorted(by: { $0.date < $1.date })[...]
+        func taken<T>(_ items: inout ArraySlice<T>, row: Int, date: (T) -> Date) -> ArraySlice<T> {
+            let isLast = row == dates.count - 1
+            let count = isLast ? items.count : items.prefix { date($0) <= dates[row] }.count
+            defer { items = items.dropFirst(count) }
+            return items.prefix(count)
         }
 
         let contact = recording.reportsContact.map { $0 ? "yes" : "unsupported" } ?? ""
@@ -85,27 +94,34 @@ public enum CSVActivityFile {
             return fields.map(CSVField.quoted).joined(separator: ",") + "\r\n"
         }
 
-        var csv = header.joined(separator: ",") + "\r\n"
+        var csv = ExportOutput(sink)
+        csv += header.joined(separator: ",") + "\r\n"
         for (index, reading) in readings.enumerated() {
             while let date = lost.first, date <= reading.date {
                 csv += lostRow(date)
                 lost = lost.dropFirst()
             }
+            var intervals: [String] = []
+            for beat in taken(&beats, row: index, date: \.date) {
+                if beat.precededByGap { intervals.append("gap") }
+                intervals.append(DecimalText.fixed(beat.milliseconds, decimals: 1) ?? "")
+            }
+            let texts = taken(&markers, row: index, date: \.date).map(\.text)
             let fields = [
                 time.text(reading.date),
                 DecimalText.fixed(recording.elapsed(at: reading.date), decimals: 3) ?? "",
                 DecimalText.trimmed(reading.bpm, maxDecimals: 3) ?? "",
                 contact,
-                intervals[index].joined(separator: " "),
+                intervals.joined(separator: " "),
                 energy[index].flatMap { DecimalText.trimmed($0, maxDecimals: 3) } ?? "",
                 layout.lap(at: reading.date).map { String($0 + 1) } ?? "",
-                markers[index].isEmpty ? "" : CSVField.neutralised(markers[index].joined(separator: "; ")),
+                texts.isEmpty ? "" : CSVField.neutralised(texts.joined(separator: "; ")),
                 athlete,
             ]
             csv += fields.map(CSVField.quoted).joined(separator: ",") + "\r\n"
         }
         for date in lost { csv += lostRow(date) }
-        return csv
+        try csv.finish()
     }
 
     /// The row of the first reading at or after `date`, the last row after the last reading; nil without rows.
@@ -127,4 +143,9 @@ public enum CSVActivityFile {
         let before = after - 1
         return abs(dates[before].timeIntervalSince(date)) <= abs(dates[after].timeIntervalSince(date)) ? before : after
     }
+}
+
+extension Array where Element == ActivityRecording.Beat {
+    /// Whether each beat comes no earlier than the one before it.
+    var isInTimeOrder: Bool { zip(self, dropFirst()).allSatisfy { $0.date <= $1.date } }
 }

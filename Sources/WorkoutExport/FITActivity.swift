@@ -39,7 +39,24 @@ public enum FITActivityFile {
 
     /// The file's bytes.
     public static func encode(_ recording: ActivityRecording) -> [UInt8] {
-        var writer = FITWriter()
+        let collected = CollectedBytes()
+        // A sink that keeps everything never throws.
+        try? write(recording, to: collected.sink)
+        return collected.bytes
+    }
+
+    /// Writes the file to `sink` a chunk at a time. The header holds the size of what follows, so the messages are
+    /// made twice: counted first, then written.
+    public static func write(_ recording: ActivityRecording, to sink: @escaping ExportSink) throws {
+        var counter = FITWriter()
+        messages(of: recording, into: &counter)
+        var writer = FITWriter(dataSize: counter.dataSize, sink: sink)
+        messages(of: recording, into: &writer)
+        try writer.finish()
+    }
+
+    /// Every message of the file, in order.
+    static func messages(of recording: ActivityRecording, into writer: inout FITWriter) {
         let timestamp = Field(number: 253, type: .uint32)
         func time(_ date: Date) -> UInt64 { FITWriter.timestamp(date) }
         func milliseconds(_ seconds: TimeInterval) -> UInt64 { UInt64(max(0, (seconds * 1000).rounded())) }
@@ -192,6 +209,5 @@ public enum FITActivityFile {
                 (Field(number: 3, type: .enumeration), [26]), (Field(number: 4, type: .enumeration), [1]),
             ]
         )
-        return writer.bytes()
     }
 }

@@ -2,7 +2,8 @@ import Foundation
 
 /// Writes a FIT file (the Flexible and Interoperable Data Transfer protocol of Garmin's FIT SDK): a 14-byte header,
 /// definition and data messages, and the file CRC. Little-endian throughout; one local message type per global
-/// message, defined before its first data message.
+/// message, defined before its first data message. Written as it goes (``init(dataSize:sink:)``), or only counted
+/// (``init()``), since the header needs the size of what follows.
 struct FITWriter {
     /// FIT base types used here, with their codes from the SDK's profile.
     enum BaseType: UInt8 {
@@ -46,8 +47,33 @@ struct FITWriter {
     /// The FIT SDK profile version these messages follow, as the SDK writes it: major × 1000 + minor (21.218).
     static let profileVersion: UInt16 = 21_218
 
-    private var records: [UInt8] = []
+    /// Where the file goes; nil when the messages are only counted.
+    private var output: ExportOutput?
+    /// The bytes of the messages so far: the header's data size once all are written.
+    private(set) var dataSize = 0
+    /// The file CRC of what was written so far.
+    private var crc: UInt16 = 0
+    /// One message's bytes, kept for the next one.
+    private var scratch: [UInt8] = []
     private var definitions: [Key: UInt8] = [:]
+
+    /// A writer that only counts the messages' bytes.
+    init() {}
+
+    /// A writer of a file whose messages come to `dataSize` bytes: it writes the header at once.
+    init(dataSize: Int, sink: @escaping ExportSink) {
+        var header: [UInt8] = [14, 0x20]
+        header += [UInt8(Self.profileVersion & 0xFF), UInt8(Self.profileVersion >> 8)]
+        let size = UInt32(clamping: dataSize)
+        header += [0, 8, 16, 24].map { UInt8(truncatingIfNeeded: size >> UInt32($0)) }
+        header += Array(".FIT".utf8)
+        let headerCRC = Self.crc(header)
+        header += [UInt8(headerCRC & 0xFF), UInt8(headerCRC >> 8)]
+        var output = ExportOutput(sink)
+        output.append(header)
+        crc = Self.crc(header)
+        self.output = output
+    }
 
     private struct Key: Hashable {
         var global: UInt16
@@ -62,6 +88,7 @@ struct FITWriter {
     /// Appends a data message of global message `global` with `values` (one per field; arrays give `count`
     /// values), writing its definition first when this layout is new.
     mutating func message(_ global: UInt16, _ fields: [(Field, [UInt64])]) {
+        scratch.removeAll(keepingCapacity: true)
         let key = Key(global: global, fields: fields.map(\.0))
         let local: UInt8
         if let known = definitions[key] {
@@ -71,20 +98,25 @@ struct FITWriter {
             local = UInt8(definitions.count % 16)
             definitions = definitions.filter { $0.value != local }
             definitions[key] = local
-            records.append(0x40 | local)
-            records += [0, 0]  // reserved, little-endian
+            scratch.append(0x40 | local)
+            scratch += [0, 0]  // reserved, little-endian
             append(UInt64(global), size: 2)
-            records.append(UInt8(fields.count))
+            scratch.append(UInt8(fields.count))
             for (field, _) in fields {
-                records += [field.number, UInt8(field.byteCount), field.type.rawValue]
+                scratch += [field.number, UInt8(field.byteCount), field.type.rawValue]
             }
         }
-        records.append(local)
+        scratch.append(local)
         for (field, values) in fields {
             for index in 0..<field.count {
                 let value = index < values.count ? values[index] : field.type.invalid
                 append(value, size: field.type.size)
             }
+        }
+        dataSize += scratch.count
+        if output != nil {
+            crc = Self.crc(scratch, startingAt: crc)
+            output?.append(scratch)
         }
     }
 
@@ -102,30 +134,26 @@ struct FITWriter {
     }
 
     private mutating func append(_ value: UInt64, size: Int) {
-        for shift in 0..<size { records.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(shift)))) }
+        for shift in 0..<size { scratch.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(shift)))) }
     }
 
-    /// The whole file: header (with its CRC), records and the file CRC.
-    func bytes() -> [UInt8] {
-        var header: [UInt8] = [14, 0x20]
-        header += [UInt8(Self.profileVersion & 0xFF), UInt8(Self.profileVersion >> 8)]
-        let size = UInt32(records.count)
-        header += [0, 8, 16, 24].map { UInt8(truncatingIfNeeded: size >> UInt32($0)) }
-        header += Array(".FIT".utf8)
-        let headerCRC = Self.crc(header)
-        header += [UInt8(headerCRC & 0xFF), UInt8(headerCRC >> 8)]
-        let body = header + records
-        let fileCRC = Self.crc(body)
-        return body + [UInt8(fileCRC & 0xFF), UInt8(fileCRC >> 8)]
+    /// Ends the file with its CRC, and passes on what is left; throws the sink's first error.
+    mutating func finish() throws {
+        guard var output else { return }
+        output.append([UInt8(crc & 0xFF), UInt8(crc >> 8)])
+        try output.finish()
+        self.output = nil
     }
+
+    private static let crcTable: [UInt16] = [
+        0x0000, 0xCC01, 0xD801, 0x1400, 0xF001, 0x3C00, 0x2800, 0xE401,
+        0xA001, 0x6C00, 0x7800, 0xB401, 0x5000, 0x9C01, 0x8801, 0x4400,
+    ]
 
     /// FIT's CRC-16, computed four bits at a time as the SDK does.
-    static func crc(_ bytes: [UInt8]) -> UInt16 {
-        let table: [UInt16] = [
-            0x0000, 0xCC01, 0xD801, 0x1400, 0xF001, 0x3C00, 0x2800, 0xE401,
-            0xA001, 0x6C00, 0x7800, 0xB401, 0x5000, 0x9C01, 0x8801, 0x4400,
-        ]
-        var crc: UInt16 = 0
+    static func crc(_ bytes: [UInt8], startingAt start: UInt16 = 0) -> UInt16 {
+        let table = crcTable
+        var crc = start
         for byte in bytes {
             var low = table[Int(crc & 0xF)]
             crc = (crc >> 4) & 0x0FFF

@@ -17,11 +17,19 @@ import WorkoutAnalysis
 public enum RRIntervalFile {
     /// The file's bytes: ASCII.
     public static func encode(_ recording: ActivityRecording) -> [UInt8] {
-        Array(recording.beatRuns.map(lines).joined(separator: "\n").utf8)
+        let collected = CollectedBytes()
+        // A sink that keeps everything never throws.
+        try? write(recording, to: collected.sink)
+        return collected.bytes
     }
 
-    /// A run's intervals, each on a line of its own.
-    static func lines(_ run: [ActivityRecording.Beat]) -> String {
-        run.map { "\(Int($0.milliseconds.rounded()))\n" }.joined()
+    /// Writes the file to `sink` a chunk at a time.
+    public static func write(_ recording: ActivityRecording, to sink: @escaping ExportSink) throws {
+        var output = ExportOutput(sink)
+        for (index, run) in recording.beatRuns.enumerated() {
+            if index > 0 { output += "\n" }
+            for beat in run { output += "\(Int(beat.milliseconds.rounded()))\n" }
+        }
+        try output.finish()
     }
 }

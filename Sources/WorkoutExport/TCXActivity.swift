@@ -48,11 +48,14 @@ public enum TCXActivityFile {
 
     /// The file's bytes: UTF-8 XML.
     public static func encode(_ recording: ActivityRecording) -> [UInt8] {
-        Array(text(recording).utf8)
+        let collected = CollectedBytes()
+        // A sink that keeps everything never throws.
+        try? write(recording, to: collected.sink)
+        return collected.bytes
     }
 
-    /// The file as text.
-    static func text(_ recording: ActivityRecording) -> String {
+    /// Writes the file to `sink` a chunk at a time.
+    public static func write(_ recording: ActivityRecording, to sink: @escaping ExportSink) throws {
         let layout = RecordingLayout(recording)
         var time = UTCTime()
 
@@ -77,7 +80,8 @@ public enum TCXActivityFile {
         }
         let calories = recording.kilocalories(ofLaps: layout.laps)
 
-        var xml = """
+        var xml = ExportOutput(sink)
+        xml += """
             <?xml version="1.0" encoding="UTF-8"?>
             <TrainingCenterDatabase xmlns="http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2" \
             xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" \
@@ -130,7 +134,7 @@ public enum TCXActivityFile {
             </TrainingCenterDatabase>
 
             """
-        return xml
+        try xml.finish()
     }
 
     /// Seconds as xsd:double, to the millisecond.

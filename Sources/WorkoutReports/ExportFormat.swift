@@ -25,30 +25,13 @@ public enum ExportFormat: String, CaseIterable, Sendable {
         }
     }
 
-    /// The largest export sent over D-Bus: the system bus's messages are at most 32 MiB, and a reply this size
-    /// is a workout of days.
-    public static let maximumBytes = 24 * 1024 * 1024
-
-    /// The file's contents: bytes for FIT, text for the others (D-Bus carries text as a string, far smaller in
-    /// memory on both sides than an array of bytes).
-    public enum Content: Sendable {
-        case bytes([UInt8])
-        case text(String)
-
-        public var count: Int {
-            switch self {
-            case .bytes(let bytes): bytes.count
-            case .text(let text): text.utf8.count
-            }
-        }
-    }
-
-    public func encode(_ recording: ActivityRecording) -> Content {
+    /// Writes the file of `recording` to `sink` a chunk at a time (``ExportSink``), never holding it whole.
+    public func write(_ recording: ActivityRecording, to sink: @escaping ExportSink) throws {
         switch self {
-        case .fit: .bytes(FITActivityFile.encode(recording))
-        case .tcx: .text(String(decoding: TCXActivityFile.encode(recording), as: UTF8.self))
-        case .csv: .text(String(decoding: CSVActivityFile.encode(recording), as: UTF8.self))
-        case .rr: .text(String(decoding: RRIntervalFile.encode(recording), as: UTF8.self))
+        case .fit: try FITActivityFile.write(recording, to: sink)
+        case .tcx: try TCXActivityFile.write(recording, to: sink)
+        case .csv: try CSVActivityFile.write(recording, to: sink)
+        case .rr: try RRIntervalFile.write(recording, to: sink)
         }
     }
 

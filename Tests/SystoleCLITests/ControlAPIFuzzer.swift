@@ -40,10 +40,13 @@ struct ControlAPIFuzzer {
         ("Statistics", [.string, .string, .double, .double]),
         ("AddLap", []),
         ("AddMarker", [.string]),
-        ("ExportWorkout", [.string, .string]),
+        ("ExportWorkout", [.string, .string, .unixFD]),
         ("DeleteWorkout", [.string]),
         ("GetProfile", []),
     ]
+
+    /// Opened once for every call that passes a descriptor (each call's message holds a copy of its own).
+    static let devNull = open("/dev/null", O_WRONLY | O_CLOEXEC)
 
     static let words = [
         "heartRate", "activeEnergyBurned", "dietaryWater", "heartbeatSeries", "running", "cycling", "outdoor",
@@ -92,6 +95,8 @@ struct ControlAPIFuzzer {
         case .boolean: return .boolean(below(2) == 0)
         case .byte: return .byte(UInt8(truncatingIfNeeded: next()))
         case .objectPath: return .objectPath(pick(["/", "/org/systole/Daemon", "/a/b/c"]))
+        // A descriptor the export may write into: /dev/null, as a caller's pipe would take it.
+        case .unixFD: return .unixFD(Self.devNull)
         default:
             if depth < 30, below(3) == 0 {
                 return .variant(value(nil, depth: depth + 1))
@@ -138,6 +143,7 @@ struct ControlAPIFuzzer {
             if method == "ExportWorkout", below(2) == 0 {
                 arguments = [
                     .string(pick(["", "0", "a", "-", "%"])), .string(pick(["fit", "tcx", "csv", "rr", "FIT"])),
+                    .unixFD(Self.devNull),
                 ]
             }
             if method == "AddSample", below(2) == 0 {

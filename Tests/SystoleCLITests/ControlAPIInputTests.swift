@@ -148,7 +148,12 @@ import Testing
     /// them: each bounded, each refusal says what to do, and the workout still ends with what was kept.
     @Test func lapsMarkersExportsAndDeletionsAreBounded() async throws {
         let s = try await Setup()
-        defer { s.stop() }
+        // Where a refused export would have been written.
+        let devNull = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        defer {
+            close(devNull)
+            s.stop()
+        }
         let refusals: [(String, [DBusValue], String, String)] = [
             ("AddMarker", [.string("")], ControlAPI.ErrorName.invalidArguments, "needs a text"),
             ("AddMarker", [.string("a\u{1B}[2Jb")], ControlAPI.ErrorName.invalidArguments, "control characters"),
@@ -163,16 +168,22 @@ import Testing
             ),
             ("AddMarker", [.int32(1)], "org.freedesktop.DBus.Error.InvalidArgs", "takes 's'"),
             (
-                "ExportWorkout", [.string("0"), .string("gpx")], ControlAPI.ErrorName.invalidArguments,
+                "ExportWorkout", [.string("0"), .string("gpx"), .unixFD(devNull)],
+                ControlAPI.ErrorName.invalidArguments,
                 "known: fit, tcx, csv, rr"
             ),
             (
-                "ExportWorkout", [.string(""), .string("fit")], ControlAPI.ErrorName.invalidArguments,
+                "ExportWorkout", [.string(""), .string("fit"), .unixFD(devNull)], ControlAPI.ErrorName.invalidArguments,
                 "give a workout id"
             ),
             (
-                "ExportWorkout", [.string("\u{1B}]0;x\u{7}"), .string("fit")], ControlAPI.ErrorName.notFound,
+                "ExportWorkout", [.string("\u{1B}]0;x\u{7}"), .string("fit"), .unixFD(devNull)],
+                ControlAPI.ErrorName.notFound,
                 "'\\u{1B}]0;x\\u{7}'"
+            ),
+            (
+                "ExportWorkout", [.string("0"), .string("fit")], "org.freedesktop.DBus.Error.InvalidArgs",
+                "takes 'ssh'"
             ),
             ("DeleteWorkout", [.string("ffff")], ControlAPI.ErrorName.notFound, "list them with 'systole workouts'"),
             ("DeleteWorkout", [.string("")], ControlAPI.ErrorName.invalidArguments, "give a workout id"),

@@ -20,9 +20,16 @@ import Testing
         var base: String { "http://127.0.0.1:\(port)" }
 
         /// `configuration` may use `$PORT`; with `[http]` in it, the server is waited for unless `portTaken`.
-        init(configuration: String, scenario: String? = nil, portTaken: Bool = false) async throws {
+        /// `prepare` is given the daemon's folder before systoled starts (to put a store there).
+        init(
+            configuration: String,
+            scenario: String? = nil,
+            portTaken: Bool = false,
+            prepare: (@Sendable (URL) async throws -> Void)? = nil
+        ) async throws {
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("systole-web-\(UUID())")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try await prepare?(folder)
             port = freeTCPPort()
             let config = folder.appendingPathComponent("systoled.toml").path
             try configuration.replacingOccurrences(of: "$PORT", with: "\(port)").write(

@@ -18,6 +18,7 @@ final class DaemonLiveSource: LiveWebSource, Service {
     private let workouts: WorkoutManager
     private let sensors: SensorManager
     private let store: SQLiteHealthStore
+    private let exporter: WorkoutExporter
     private let profile: AthleteProfile
     private let privacy: DaemonConfiguration.Privacy
     private let clock: any WorkoutClock
@@ -32,6 +33,7 @@ final class DaemonLiveSource: LiveWebSource, Service {
         workouts: WorkoutManager,
         sensors: SensorManager,
         store: SQLiteHealthStore,
+        exporter: WorkoutExporter,
         profile: AthleteProfile,
         privacy: DaemonConfiguration.Privacy,
         clock: any WorkoutClock,
@@ -40,6 +42,7 @@ final class DaemonLiveSource: LiveWebSource, Service {
         self.workouts = workouts
         self.sensors = sensors
         self.store = store
+        self.exporter = exporter
         self.profile = profile
         self.privacy = privacy
         self.clock = clock
@@ -149,7 +152,12 @@ final class DaemonLiveSource: LiveWebSource, Service {
     func workout(id: String) async throws -> WorkoutDetail? {
         guard let workout = try await finishedWorkout(id) else { return nil }
         guard showsHeartRate else { return WorkoutDetail(summary: summary(workout)) }
-        let recording = ActivityRecording(workout: workout, samples: try await store.samples(ofWorkout: workout.id))
+        let recording: ActivityRecording
+        do {
+            recording = try await ActivityRecording.read(workout, from: store)
+        } catch let refusal as SampleCollector.TooLarge {
+            throw WorkoutRefusal("\(refusal)", retry: false)
+        }
         let zones = HeartRateZones(recording, profile: profile)
         let hrv = HeartRateVariability.workout(recording)
         let energy = recording.energy
@@ -181,13 +189,13 @@ final class DaemonLiveSource: LiveWebSource, Service {
         guard showsHeartRate, let format = ExportFormat(rawValue: format),
             let workout = try await finishedWorkout(id)
         else { return nil }
-        let recording = ActivityRecording(workout: workout, samples: try await store.samples(ofWorkout: workout.id))
-        let bytes: [UInt8] =
-            switch format.encode(recording) {
-            case .bytes(let bytes): bytes
-            case .text(let text): Array(text.utf8)
-            }
-        return ExportedFile(name: format.fileName(for: recording), contentType: format.contentType, bytes: bytes)
+        do {
+            let (name, chunks) = try await exporter.stream(workout, as: format)
+            return ExportedFile(name: name, contentType: format.contentType, chunks: chunks)
+        } catch let refusal as WorkoutExporter.Refusal {
+            if case .busy = refusal { throw WorkoutRefusal("\(refusal)", retry: true) }
+            throw WorkoutRefusal("\(refusal)", retry: false)
+        }
     }
 
     /// `value` when it is a number JSON can carry: a NaN or an infinity (an analysis of too few beats, say) would

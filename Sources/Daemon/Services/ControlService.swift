@@ -19,6 +19,7 @@ final class ControlService: Service, Sendable {
     private let workouts: WorkoutManager
     private let sensors: SensorManager
     private let store: SQLiteHealthStore
+    private let exporter: WorkoutExporter
     private let adapter: String?
     private let object = DBusObject(path: ControlAPI.objectPath)
     private let lastRefresh = LastTime()
@@ -37,6 +38,7 @@ final class ControlService: Service, Sendable {
         workouts: WorkoutManager,
         sensors: SensorManager,
         store: SQLiteHealthStore,
+        exporter: WorkoutExporter,
         adapter: String?,
         clock: any WorkoutClock,
         profile: AthleteProfile = AthleteProfile(),
@@ -51,6 +53,7 @@ final class ControlService: Service, Sendable {
         self.workouts = workouts
         self.sensors = sensors
         self.store = store
+        self.exporter = exporter
         self.adapter = adapter
         self.clock = clock
     }
@@ -296,8 +299,8 @@ final class ControlService: Service, Sendable {
                 },
                 DBusMethod(
                     "ExportWorkout",
-                    inputs: [("id", .string), ("format", .string)],
-                    outputs: [("fileName", .string), ("content", .variant)]
+                    inputs: [("id", .string), ("format", .string), ("file", .unixFD)],
+                    outputs: [("fileName", .string), ("size", .uint64)]
                 ) { call throws(DBusError) in try await self.exportWorkout(call) },
                 DBusMethod("DeleteWorkout", inputs: [("id", .string)]) { call throws(DBusError) in
                     let workout = try await self.workout(matching: try Self.text(call, 0, "a workout id"))
@@ -595,38 +598,51 @@ final class ControlService: Service, Sendable {
         return workout
     }
 
-    /// The recording exports and analysis read, from the store.
+    /// The recording exports and analysis read, from the store (a chunk at a time, within
+    /// ``SampleCollector/defaultLimit``).
     private func recording(of workout: Workout) async throws(DBusError) -> ActivityRecording {
-        let samples = try await Self.storeCall { try await self.store.samples(ofWorkout: workout.id) }
-        return ActivityRecording(workout: workout, samples: samples)
+        do {
+            return try await ActivityRecording.read(workout, from: store)
+        } catch let refusal as SampleCollector.TooLarge {
+            throw DBusError(name: ControlAPI.ErrorName.invalidArguments, message: "\(refusal)")
+        } catch {
+            throw DBusError(name: ControlAPI.ErrorName.store, message: "\(error)")
+        }
     }
 
+    /// Writes the file into the descriptor the caller passed (the write end of its pipe), and answers once it is
+    /// all written, with the file's name and size: the caller checks it read as many bytes.
     private func exportWorkout(_ call: DBusMethodCall) async throws(DBusError) -> [DBusValue] {
-        let text = try Self.text(call, 0, "a workout id")
-        let formatName = try Self.text(call, 1, "a format")
-        guard let format = ExportFormat(rawValue: formatName) else {
-            throw DBusError(
-                name: ControlAPI.ErrorName.invalidArguments,
-                message: "unknown format \(formatName.quotedExcerpt()); known: "
-                    + ExportFormat.allCases.map(\.rawValue).joined(separator: ", ")
-            )
+        guard call.arguments.count == 3, case .unixFD(let fd) = call.arguments[2] else {
+            for fd in call.arguments.flatMap(\.unixFDs) { close(fd) }
+            throw DBusError(.invalidArgs, "ExportWorkout expects a workout id, a format and a file descriptor")
         }
-        let workout = try await workout(matching: text)
-        let recording = try await recording(of: workout)
-        let content = format.encode(recording)
-        guard content.count <= ExportFormat.maximumBytes else {
-            throw DBusError(
-                name: ControlAPI.ErrorName.invalidArguments,
-                message: "the \(format.rawValue) file would be \(content.count) bytes, more than D-Bus carries "
-                    + "(\(ExportFormat.maximumBytes)); export it as fit, the smallest format"
-            )
-        }
-        let value: DBusValue =
-            switch content {
-            case .bytes(let bytes): .bytes(bytes)
-            case .text(let text): .string(text)
+        let format: ExportFormat
+        let workout: Workout
+        do throws(DBusError) {
+            let text = try Self.text(call, 0, "a workout id")
+            let formatName = try Self.text(call, 1, "a format")
+            guard let known = ExportFormat(rawValue: formatName) else {
+                throw DBusError(
+                    name: ControlAPI.ErrorName.invalidArguments,
+                    message: "unknown format \(formatName.quotedExcerpt()); known: "
+                        + ExportFormat.allCases.map(\.rawValue).joined(separator: ", ")
+                )
             }
-        return [.string(format.fileName(for: recording)), .variant(value)]
+            format = known
+            workout = try await self.workout(matching: text)
+        } catch {
+            close(fd)
+            throw error
+        }
+        do {
+            let (name, size) = try await exporter.write(workout, as: format, into: fd)
+            return [.string(name), .uint64(UInt64(size))]
+        } catch let refusal as WorkoutExporter.Refusal {
+            throw DBusError(name: ControlAPI.ErrorName.invalidArguments, message: "\(refusal)")
+        } catch {
+            throw DBusError(name: ControlAPI.ErrorName.store, message: "the export failed: \(error)")
+        }
     }
 
     private func getWorkout(_ call: DBusMethodCall) async throws(DBusError) -> [DBusValue] {

@@ -41,27 +41,14 @@ struct ExportCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if output == "-", format == "fit", isatty(STDOUT_FILENO) == 1 {
+            // A FIT file is binary: on a terminal it is noise that can leave the terminal in a strange state.
+            throw CommandFailure.invalidInput(
+                "a FIT file is binary and standard output is a terminal: redirect it (> run.fit) or use -o FILE"
+            )
+        }
         if let address = try central.address() {
-            let (workout, last, format) = (workout, last, ExportFormat(rawValue: format) ?? .fit)
-            let (name, content) = try await central.with(address) { database in
-                let entry: CentralDatabase.Entry
-                if let workout {
-                    entry = try await CentralWorkouts.one(workout, in: database)
-                } else if last, let latest = try await database.workouts().entries.last {
-                    entry = latest
-                } else {
-                    throw CommandFailure.invalidInput("no workouts in the central database: nothing to export")
-                }
-                let recording = ActivityRecording(
-                    workout: entry.workout,
-                    samples: try await database.samples(ofWorkout: entry.workout.id)
-                )
-                return (format.fileName(for: recording), format.encode(recording))
-            }
-            switch content {
-            case .bytes(let bytes): try write(bytes, suggested: name)
-            case .text(let text): try write(Array(text.utf8), suggested: name)
-            }
+            try await exportFromCentral(address)
             return
         }
         let client = try await daemon.connect()
@@ -75,73 +62,91 @@ struct ExportCommand: AsyncParsableCommand {
             else { throw CommandFailure.invalidInput("no workouts yet: nothing to export") }
             id = latestID
         }
-        let reply = try await client.call("ExportWorkout", [.string(id), .string(format)], timeout: .seconds(60))
-        let unreadable = CommandFailure.invalidInput(
-            "systoled sent an export this systole cannot read: update systole and systoled together"
-        )
-        guard reply.count == 2, let suggested = reply[0].string else { throw unreadable }
-        let content = reply[1].unwrapped
-        let bytes: [UInt8]
-        if let text = content.string {
-            bytes = Array(text.utf8)
-        } else if let data = content.bytes {
-            bytes = data
-        } else {
-            throw unreadable
+        // systoled writes the file into a pipe as it makes it, and answers with its name and size once it is all
+        // written: the file never travels through the bus, and a cut-short one is told by its size.
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else {
+            throw CommandFailure.invalidInput("cannot make a pipe: \(String(cString: strerror(errno)))")
         }
-        try write(bytes, suggested: suggested)
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        let (readEnd, writeEnd) = (ends[0], ends[1])
+        let target: ExportTarget
+        do {
+            target = try ExportTarget(output: output)
+        } catch {
+            close(readEnd)
+            close(writeEnd)
+            throw error
+        }
+        async let copied = target.copy(from: readEnd)
+        let reply: [DBusValue]
+        do {
+            // The call holds a copy of the write end; this one closes so the copy sees the end when systoled's does.
+            defer { close(writeEnd) }
+            reply = try await client.call(
+                "ExportWorkout",
+                [.string(id), .string(format), .unixFD(writeEnd)],
+                timeout: .seconds(330)
+            )
+        } catch {
+            _ = try? await copied
+            target.discard()
+            throw error
+        }
+        let count: Int
+        do {
+            count = try await copied
+        } catch {
+            target.discard()
+            throw error
+        }
+        guard reply.count == 2, let suggested = reply[0].string, case .uint64(let size) = reply[1] else {
+            target.discard()
+            throw CommandFailure.invalidInput(
+                "systoled sent an export this systole cannot read: update systole and systoled together"
+            )
+        }
+        guard UInt64(count) == size else {
+            target.discard()
+            throw CommandFailure.invalidInput("the export was cut short: \(count) of \(size) bytes arrived; try again")
+        }
+        try finish(target, suggested: suggested)
     }
 
-    /// Writes the file: to standard output with `-o -`, to FILE with `-o FILE`, else under the suggested name.
-    private func write(_ bytes: [UInt8], suggested: String) throws {
-        if output == "-" {
-            // A FIT file is binary: on a terminal it is noise that can leave the terminal in a strange state.
-            if format == "fit", isatty(STDOUT_FILENO) == 1 {
-                throw CommandFailure.invalidInput(
-                    "a FIT file is binary and standard output is a terminal: redirect it (> run.fit) or use -o FILE"
-                )
+    /// A workout of the central database (`--database`), made here.
+    private func exportFromCentral(_ address: PostgresAddress) async throws {
+        let (workout, last, format) = (workout, last, ExportFormat(rawValue: format) ?? .fit)
+        let recording = try await central.with(address) { database in
+            let entry: CentralDatabase.Entry
+            if let workout {
+                entry = try await CentralWorkouts.one(workout, in: database)
+            } else if last, let latest = try await database.workouts().entries.last {
+                entry = latest
+            } else {
+                throw CommandFailure.invalidInput("no workouts in the central database: nothing to export")
             }
-            FileHandle.standardOutput.write(Data(bytes))
-            return
+            return ActivityRecording(
+                workout: entry.workout,
+                samples: try await database.samples(ofWorkout: entry.workout.id)
+            )
         }
-        // The suggested name is systoled's: only its last component, so it cannot point elsewhere.
+        let target = try ExportTarget(output: output)
+        do {
+            try format.write(recording) { chunk in try chunk.withUnsafeBytes { try target.write($0) } }
+        } catch {
+            target.discard()
+            throw error
+        }
+        try finish(target, suggested: format.fileName(for: recording))
+    }
+
+    /// Names the file: FILE with `-o FILE`, else the suggested name (only its last component, so it cannot point
+    /// elsewhere), and says so.
+    private func finish(_ target: ExportTarget, suggested: String) throws {
+        guard output != "-" else { return }
         let last = suggested.split(separator: "/").last.map(String.init) ?? ""
         let name = output ?? (last.isEmpty || last.hasPrefix(".") ? "workout.\(format)" : last)
-        try Self.write(bytes, to: name, replacing: output != nil)
-        FileHandle.standardError.write(Data("Wrote \(name) (\(bytes.count) bytes)\n".utf8))
-    }
-
-    /// Writes the file whole or not at all: into a temporary file beside it, then renamed over it.
-    static func write(_ bytes: [UInt8], to path: String, replacing: Bool) throws {
-        if !replacing, FileManager.default.fileExists(atPath: path) {
-            throw CommandFailure.invalidInput("\(path) exists; name another file with -o, or remove it first")
-        }
-        let temporary = path + ".part-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw CommandFailure.invalidInput("cannot write \(temporary): \(String(cString: strerror(errno)))")
-        }
-        var written = 0
-        let failed = bytes.withUnsafeBytes { buffer -> Int32? in
-            while written < buffer.count {
-                let count = Glibc.write(fd, buffer.baseAddress! + written, buffer.count - written)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                written += count
-            }
-            return fsync(fd) == 0 ? nil : errno
-        }
-        close(fd)
-        if let failed {
-            unlink(temporary)
-            throw CommandFailure.invalidInput("cannot write \(path): \(String(cString: strerror(failed)))")
-        }
-        guard rename(temporary, path) == 0 else {
-            let error = errno
-            unlink(temporary)
-            throw CommandFailure.invalidInput("cannot write \(path): \(String(cString: strerror(error)))")
-        }
+        try target.commit(as: name, replacing: output != nil)
+        FileHandle.standardError.write(Data("Wrote \(name) (\(target.written) bytes)\n".utf8))
     }
 }

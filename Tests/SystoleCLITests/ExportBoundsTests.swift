@@ -1,0 +1,94 @@
+import Foundation
+import Glibc
+import SystoleTestSupport
+import Testing
+
+/// A two-day workout exported while an honest strap records, over the web by a slow client and over D-Bus with
+/// `systole export`: one export at a time (the other is told to try again), the same bytes either way, systoled's
+/// memory bounded while it writes them, and the strap's readings logged as they arrive throughout.
+@Suite(.serialized) struct ExportBoundsTests {
+    static let hours = 48
+
+    @Test func aLongWorkoutIsStreamedOneExportAtATimeWhileRecordingGoesOn() async throws {
+        let workoutID = WorkoutIDBox()
+        let s = try await WebPageTests.Setup(configuration: WebPageTests.http) { folder in
+            let made = try await CommandRunner.run(
+                "health-store-probe",
+                [folder.appendingPathComponent("health.sqlite").path, "long-workout", "\(Self.hours)"]
+            )
+            try #require(made.status == 0, "\(made.standardError)")
+            workoutID.value = made.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        defer { s.stop() }
+        try await s.startWorkout()
+        let pid = s.daemon.process.processIdentifier
+        // What the exports cost: systoled's own (anonymous) memory, looked at every 20 ms while they run; the
+        // resident total also counts the pages of its code, which a debug build has many of.
+        let before = Self.anonymousMemory(of: pid)
+        let sampler = Task {
+            var peak = 0
+            while !Task.isCancelled {
+                peak = max(peak, Self.anonymousMemory(of: pid))
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            return peak
+        }
+
+        // A client on a poor link downloads the CSV file; meanwhile `systole export` is told to try again.
+        let downloaded = s.folder.appendingPathComponent("download.csv").path
+        let ready = s.folder.appendingPathComponent("download.ready").path
+        let started = Date()
+        async let download = PythonTools.run(
+            WebPageTests.webFolder.appendingPathComponent("slow_download.py").path,
+            [
+                s.base + "/api/workouts/\(workoutID.value)/export/csv", "--bearer", WebPageTests.token,
+                "--out", downloaded, "--ready", ready,
+            ]
+        )
+        try await waitUntil("the download's first bytes") { FileManager.default.fileExists(atPath: ready) }
+        let refused = try await s.systole("export", workoutID.value, "--format", "csv", "-o", s.folder.path + "/no.csv")
+        #expect(refused.status != 0)
+        #expect(refused.standardError.contains("another export is under way"), "\(refused.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: s.folder.path + "/no.csv"))
+        let answer = try JSONSerialization.jsonObject(with: Data(try await download.utf8)) as? [String: Any]
+        #expect(answer?["status"] as? Int == 200, "\(answer ?? [:])")
+
+        // Then the same file through D-Bus, byte for byte.
+        let exported = s.folder.appendingPathComponent("exported.csv").path
+        let export = try await s.systole("export", workoutID.value, "--format", "csv", "-o", exported)
+        #expect(export.status == 0, "\(export.standardError)")
+        let ended = Date()
+        let file = try Data(contentsOf: URL(fileURLWithPath: exported))
+        #expect(file == (try Data(contentsOf: URL(fileURLWithPath: downloaded))))
+        // A row a reading, and the header.
+        #expect(file.split(separator: UInt8(ascii: "\n")).count == Self.hours * 3600 + 1)
+
+        sampler.cancel()
+        let peak = await sampler.value
+        print(
+            "exports of a \(Self.hours)-hour workout: \(file.count) bytes each; systoled's anonymous memory "
+                + "\(before / 1024) MiB before, at most \(peak / 1024) MiB while exporting"
+        )
+        #expect(peak - before < 24 * 1024, "at most \(peak) KiB while exporting, \(before) KiB before")
+
+        // The strap's readings were logged as they arrived all along: never a silence of more than a few seconds.
+        let times = s.daemon.liveLogLines().compactMap { line -> Date? in
+            guard line.contains("state=running"), let first = line.split(separator: " ").first else { return nil }
+            return try? Date(String(first), strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        }.filter { $0 > started && $0 < ended }
+        let longest = zip(times, times.dropFirst()).map { $1.timeIntervalSince($0) }.max() ?? .infinity
+        #expect(longest < 5, "the longest silence of the honest strap's log during the exports: \(longest) s")
+    }
+
+    /// The resident anonymous memory of process `pid` (its heap and stacks, not its code), in KiB.
+    static func anonymousMemory(of pid: Int32) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("RssAnon:") } ?? ""
+        return Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") ?? 0
+    }
+}
+
+/// The probe's workout id, set while the folder is prepared.
+final class WorkoutIDBox: @unchecked Sendable {
+    var value = ""
+}
