@@ -22,11 +22,16 @@ enum Assets {
         // The token: from the address (`#token=…`, as `systole web` prints it) into this origin's storage, which no
         // page of another port on this host can read, then out of the address; each request for data sends it as a
         // header. No cookie: a browser sends cookies to every port of a host (Home Assistant, Grafana beside us).
+        // A token holds only these (systoled refuses others in its configuration); one with anything else is a
+        // mistyped address, which no header could carry: the page says the token is needed.
+        const isToken = (text) => /^[A-Za-z0-9._~-]+$/.test(text);
         const token = (() => {
           const hash = new URLSearchParams(location.hash.slice(1));
           const given = hash.get("token");
           if (given) {
-            try { localStorage.setItem("systole-token", given); } catch (e) { /* storage off: this page only */ }
+            if (isToken(given)) {
+              try { localStorage.setItem("systole-token", given); } catch (e) { /* storage off: this page only */ }
+            }
             // What else followed the token (the overlay's `&zone`) joins the query.
             hash.delete("token");
             const query = new URLSearchParams(location.search);
@@ -37,7 +42,9 @@ enum Assets {
           }
           try { return localStorage.getItem("systole-token") || ""; } catch (e) { return ""; }
         })();
-        const api = (path) => fetch(path, { cache: "no-store", headers: { Authorization: "Bearer " + token } });
+        const api = (path) => isToken(token)
+          ? fetch(path, { cache: "no-store", headers: { Authorization: "Bearer " + token } })
+          : Promise.resolve(new Response("", { status: 401 }));
         const needsToken = (response) => {
           if (response.status !== 401) return false;
           const note = $("connection") || $("title");
@@ -175,7 +182,9 @@ enum Assets {
         // A workout's file: fetched with the token, then saved under the server's name.
         async function download(path, fallback) {
           const response = await api(path);
-          if (needsToken(response) || !response.ok) return;
+          if (needsToken(response)) return;
+          // Another export under way, or a workout too large: systoled says which.
+          if (!response.ok) { alert(await response.text()); return; }
           const disposition = response.headers.get("Content-Disposition") || "";
           const named = disposition.match(/filename="([^"]+)"/);
           const url = URL.createObjectURL(await response.blob());

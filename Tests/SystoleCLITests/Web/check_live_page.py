@@ -3,7 +3,8 @@
 usage: check_live_page.py live BASE TOKEN EMIT_LOG SENSOR SHOTS SECONDS
        check_live_page.py finished BASE TOKEN WORKOUT_ID SHOTS
 
-live: the token in the address moves into the page's storage and leaves the address; no cookie is set, and a page
+live: an address with a token no header can carry (a mistyped one) makes the page ask for its token and keep none;
+the token in the address moves into the page's storage and leaves the address; no cookie is set, and a page
 on another port of the same host gets neither a cookie nor the token; a sensor name made of HTML shows as text;
 the bpm shown follows every notification the simulator sent in SECONDS (its emit log), each on the page within 5 s
 (recorded by the page itself, so a busy machine cannot hide a value from the check); the chart draws; a reload mid-workout resumes the chart and the elapsed
@@ -126,6 +127,11 @@ def other_port_sees(page, token):
 
 
 def live(page, base, token, emit_log, sensor, shots, seconds):
+    # A mistyped address (a token no header can carry): the page says the token is needed, and keeps none of it.
+    page.goto(f"{base}/#token=bad%0Atok%C3%A9n")
+    wait_until(lambda: "needs its token" in (page.text_content("#connection") or ""), "the page asking for its token")
+    if page.evaluate("() => localStorage.getItem('systole-token')"):
+        fail("a token no header can carry was kept")
     page.goto(f"{base}/?token={token}")
     wait_until(lambda: "token" not in page.url, "the token out of the address")
     wait_until(lambda: shows_bpm(page), "a bpm on the page")
