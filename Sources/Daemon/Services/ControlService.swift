@@ -366,6 +366,14 @@ final class ControlService: Service, Sendable {
         }
     }
 
+    /// The refusal of a name the caller gave that is none of `known`.
+    private static func unknown(_ what: String, _ given: String, known: [String]) -> DBusError {
+        DBusError(
+            name: ControlAPI.ErrorName.invalidArguments,
+            message: "unknown \(what) \(given.quotedExcerpt()); known: \(known.joined(separator: ", "))"
+        )
+    }
+
     private static func text(_ call: DBusMethodCall, _ index: Int, _ expected: String) throws(DBusError) -> String {
         guard let text = try call.argument(index, expected).string else {
             throw DBusError(.invalidArgs, "\(call.member) expects \(expected) as argument \(index + 1)")
@@ -439,18 +447,10 @@ final class ControlService: Service, Sendable {
         }
         let unitName = try Self.text(call, 2, "a unit")
         guard let type = QuantityType(identifier: typeName) else {
-            throw DBusError(
-                name: ControlAPI.ErrorName.invalidArguments,
-                message: "unknown sample type \(typeName.quotedExcerpt()); known: "
-                    + QuantityType.known.map(\.identifier).joined(separator: ", ")
-            )
+            throw Self.unknown("sample type", typeName, known: QuantityType.known.map(\.identifier))
         }
         guard let unit = Unit(symbol: unitName) else {
-            throw DBusError(
-                name: ControlAPI.ErrorName.invalidArguments,
-                message: "unknown unit \(unitName.quotedExcerpt()); known: "
-                    + Unit.known.map(\.symbol).joined(separator: ", ")
-            )
+            throw Self.unknown("unit", unitName, known: Unit.known.map(\.symbol))
         }
         let quantity = Quantity(value, unit)
         guard quantity.isCompatible(with: type.canonicalUnit) else {
@@ -623,11 +623,7 @@ final class ControlService: Service, Sendable {
             let text = try Self.text(call, 0, "a workout id")
             let formatName = try Self.text(call, 1, "a format")
             guard let known = ExportFormat(rawValue: formatName) else {
-                throw DBusError(
-                    name: ControlAPI.ErrorName.invalidArguments,
-                    message: "unknown format \(formatName.quotedExcerpt()); known: "
-                        + ExportFormat.allCases.map(\.rawValue).joined(separator: ", ")
-                )
+                throw Self.unknown("format", formatName, known: ExportFormat.allCases.map(\.rawValue))
             }
             format = known
             workout = try await self.workout(matching: text)
@@ -660,11 +656,7 @@ final class ControlService: Service, Sendable {
         let typeName = try Self.text(call, 0, "a sample type")
         let intervalName = try Self.text(call, 1, "an interval")
         guard let type = QuantityType(identifier: typeName) else {
-            throw DBusError(
-                name: ControlAPI.ErrorName.invalidArguments,
-                message: "unknown sample type \(typeName.quotedExcerpt()); known: "
-                    + QuantityType.known.map(\.identifier).joined(separator: ", ")
-            )
+            throw Self.unknown("sample type", typeName, known: QuantityType.known.map(\.identifier))
         }
         let interval: StatisticsInterval
         do {
