@@ -12,7 +12,7 @@ public struct LiveWebConfiguration: Sendable, Equatable {
         self.token = token
     }
 
-    /// The lengths a token may have.
+    /// The lengths a token may have: shorter ones can be guessed, longer ones are a mistake.
     public static let tokenLengths = 16...256
 
     /// Whether `text` can be a token: 16 to 256 characters, each a letter, digit or `-._~`, so it goes into an

@@ -130,12 +130,18 @@ public final class Replicator: Service, Sendable {
                 // A full batch means more is waiting (catching up): the next goes at once.
                 if !full { try? await Task.sleep(until: started + Self.batchInterval) }
             } catch {
-                // A copy takes its own identity and goes on at once; if the store cannot take it (a full disk), the
+                // A copy takes its own identity and goes on at once; if the store cannot take it (a full disk), that
                 // failure is reported and retried with the backoff, like any other.
-                if let mismatch = error as? ChangeWriter.PositionMismatch, await takeNewIdentity(&progress, mismatch) {
-                    continue
+                var reported = error
+                if let mismatch = error as? ChangeWriter.PositionMismatch {
+                    do {
+                        try await takeNewIdentity(&progress, mismatch)
+                        continue
+                    } catch {
+                        reported = error
+                    }
                 }
-                failed(error)
+                failed(reported)
                 // After any failure the connection starts again: whatever the server or the network did, nothing
                 // of it is left half done (an open transaction, a row stream).
                 if let link = progress.connection {
@@ -245,21 +251,15 @@ public final class Replicator: Service, Sendable {
     /// The store is a copy: it gets an identity of its own, and replicates from its own position as a new store.
     /// What the original sent stays the original's; what this store made since it was copied is sent under the
     /// new identity (rows both have, by their identifiers, are not written twice).
-    /// Returns whether the store took its new identity.
-    private func takeNewIdentity(_ progress: inout Progress, _ mismatch: ChangeWriter.PositionMismatch) async -> Bool {
-        do {
-            let identity = try await store.takeNewStoreIdentity()
-            progress.writer = ChangeWriter(storeID: identity, receiver: settings.receiver, logger: logger)
-            progress.position = ChangeWriter.Position(sequence: progress.acknowledged, committed: nil)
-            state.withLock { $0.storeCopied = Date() }
-            logger.error(
-                "this store was copied from another receiver's or restored from an older backup: \(mismatch). It now replicates as a new store (\(identity.uuidString.lowercased())), from its own changes not yet in PostgreSQL; what the original sent stays under the original"
-            )
-            return true
-        } catch {
-            failed(error)
-            return false
-        }
+    /// Throws when the store cannot take it.
+    private func takeNewIdentity(_ progress: inout Progress, _ mismatch: ChangeWriter.PositionMismatch) async throws {
+        let identity = try await store.takeNewStoreIdentity()
+        progress.writer = ChangeWriter(storeID: identity, receiver: settings.receiver, logger: logger)
+        progress.position = ChangeWriter.Position(sequence: progress.acknowledged, committed: nil)
+        state.withLock { $0.storeCopied = Date() }
+        logger.error(
+            "this store was copied from another receiver's or restored from an older backup: \(mismatch). It now replicates as a new store (\(identity.uuidString.lowercased())), from its own changes not yet in PostgreSQL; what the original sent stays under the original"
+        )
     }
 
     /// A successful round: logs the way back when there was a problem.

@@ -5,14 +5,15 @@ import WorkoutKit
 /// at a time, so a long workout is never held as samples all at once: a reading takes 16 bytes here, a stored
 /// sample ten times that.
 ///
-/// With a ``limit``, a workout with more readings and beats than that is refused (``TooLarge``) as soon as the
+/// With a ``limit``, a workout with more readings, beats and energy measurements than that is refused (``TooLarge``) as soon as the
 /// count passes it, before more is read.
 public struct SampleCollector: Sendable {
-    /// The most readings and beats (counted together) an export or an analysis reads by default: about 16 MB here,
-    /// some three days of a strap's readings at one a second with their beats, beyond any honest workout.
+    /// The most readings, beats and energy measurements (counted together) an export or an analysis reads by
+    /// default: about 16 MB here, some three days of a strap's readings at one a second with their beats, beyond
+    /// any honest workout.
     public static let defaultLimit = 1_000_000
 
-    /// A workout with more readings and beats than the limit.
+    /// A workout with more readings, beats and energy measurements than the limit.
     public struct TooLarge: Error, Sendable, CustomStringConvertible {
         /// The limit passed (the count when it was refused is just above it).
         public var limit: Int
@@ -22,14 +23,15 @@ public struct SampleCollector: Sendable {
         }
 
         public var description: String {
-            "the workout holds more than \(limit) heart-rate readings and beats, more than systoled reads for one "
-                + "export or analysis (a workout of several days left running?)"
+            "the workout holds more than \(limit) heart-rate readings, beats and energy measurements, more than "
+                + "systoled reads for one export or analysis: no file or analysis can be made of it (a workout of "
+                + "several days left running?); its samples stay in the store"
         }
     }
 
-    /// The most readings and beats taken, nil for no limit.
+    /// The most readings, beats and energy measurements taken, nil for no limit.
     public let limit: Int?
-    /// Readings and beats taken so far.
+    /// Readings, beats and energy measurements taken so far.
     public private(set) var count = 0
     private var readingsByDevice: [String: [ActivityRecording.Reading]] = [:]
     private var beatsByDevice: [String: [ActivityRecording.Beat]] = [:]
@@ -49,6 +51,7 @@ public struct SampleCollector: Sendable {
                     .init(date: quantity.startDate, bpm: quantity.quantity.value)
                 )
             case .quantity(let quantity) where quantity.type == .activeEnergyBurned:
+                try count(1)
                 energyReadings.append(.init(date: quantity.endDate, kilojoules: quantity.quantity.value))
             case .heartbeatSeries(let series):
                 try count(series.beats.count)

@@ -11,9 +11,7 @@ struct ExportOutput {
 
     private let sink: ExportSink
     private var buffer: [UInt8] = []
-    private(set) var failure: (any Error)?
-    /// The bytes passed to the sink, and those waiting.
-    private(set) var count = 0
+    private var failure: (any Error)?
 
     init(_ sink: @escaping ExportSink) {
         self.sink = sink
@@ -22,16 +20,7 @@ struct ExportOutput {
 
     mutating func append(_ bytes: some Sequence<UInt8>) {
         guard failure == nil else { return }
-        let before = buffer.count
         buffer.append(contentsOf: bytes)
-        count += buffer.count - before
-        if buffer.count >= Self.chunkSize { flush() }
-    }
-
-    mutating func append(_ byte: UInt8) {
-        guard failure == nil else { return }
-        buffer.append(byte)
-        count += 1
         if buffer.count >= Self.chunkSize { flush() }
     }
 

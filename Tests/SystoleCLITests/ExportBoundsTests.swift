@@ -1,3 +1,5 @@
+import ControlAPI
+import DBus
 import Foundation
 import Glibc
 import SystoleTestSupport
@@ -5,7 +7,8 @@ import Testing
 
 /// A day-long workout exported while an honest strap records, over the web by a slow client and over D-Bus with
 /// `systole export`: one export at a time (the other is told to try again), the same bytes either way, systoled's
-/// memory bounded while it writes them, and the strap's readings logged as they arrive throughout.
+/// memory bounded while it writes them, a descriptor that takes no writing refused without holding the next export
+/// up, and the strap's readings logged as they arrive throughout.
 @Suite(.serialized) struct ExportBoundsTests {
     static let hours = 24
 
@@ -75,6 +78,28 @@ import Testing
                 + "\(before / 1024) MiB before, at most \(peak / 1024) MiB while exporting"
         )
         #expect(peak - before < 24 * 1024, "at most \(peak) KiB while exporting, \(before) KiB before")
+
+        // A caller's descriptor that takes no writing (read-only): the export stops with why, and frees its slot.
+        let readOnly = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer { close(readOnly) }
+        let connection = try await DBusConnection.connect(to: .address(s.bus.address))
+        defer { connection.close() }
+        var stopped: DBusError?
+        do {
+            _ = try await connection.call(
+                destination: ControlAPI.busName,
+                path: ControlAPI.objectPath,
+                interface: ControlAPI.interface,
+                method: "ExportWorkout",
+                arguments: [.string(workoutID.value), .string("fit"), .unixFD(readOnly)],
+                timeout: .seconds(60)
+            )
+        } catch {
+            stopped = error
+        }
+        #expect(stopped?.message.contains("the export stopped") == true, "\(stopped?.message ?? "accepted")")
+        let again = try await s.systole("export", workoutID.value, "--format", "fit", "-o", s.folder.path + "/w.fit")
+        #expect(again.status == 0, "\(again.standardError)")
 
         // The strap's readings were logged as they arrived all along: never a silence of more than a few seconds.
         let times = s.daemon.liveLogLines().compactMap { line -> Date? in

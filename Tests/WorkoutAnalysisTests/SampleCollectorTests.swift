@@ -46,7 +46,8 @@ struct SampleCollectorTests {
         for start in stride(from: 0, to: shuffled.count, by: 37) {
             try collector.add(shuffled[start..<min(start + 37, shuffled.count)])
         }
-        #expect(collector.count == 300 + 100 + 5 * 70)
+        // Readings of both sensors, beats and energy measurements all count toward the limit.
+        #expect(collector.count == 300 + 100 + 5 * 70 + 3)
         let chunked = ActivityRecording(workout: workout, collected: collector)
         #expect(chunked.readings == whole.readings)
         #expect(chunked.readings.count == 300)
@@ -64,6 +65,6 @@ struct SampleCollectorTests {
         // The second series was not taken: the count stopped where it passed the limit.
         #expect(collector.count == 120)
         let refusal = SampleCollector.TooLarge(limit: 100)
-        #expect("\(refusal)".contains("more than 100 heart-rate readings and beats"))
+        #expect("\(refusal)".contains("more than 100 heart-rate readings, beats and energy measurements"))
     }
 }

@@ -12,8 +12,6 @@ extension DaemonConfiguration {
 
         /// The port used when `listen` names none.
         public static let defaultPort = 8730
-        /// Token lengths accepted: shorter ones can be guessed, longer ones are a mistake.
-        public static let tokenLengths = LiveWebConfiguration.tokenLengths
 
         public init(host: String = "127.0.0.1", port: Int = HTTP.defaultPort, token: String? = nil) {
             self.host = host

@@ -54,7 +54,10 @@ struct DescriptorWriter {
                 throw Failure(description: Self.reason(errno))
             }
             if ready == 0, wait == progressTimeout {
-                throw Failure(description: "the reader took nothing for \(progressTimeout) and was given up")
+                throw Failure(
+                    description: "the reader took nothing for \(progressTimeout) and was given up (a paused pipe? "
+                        + "write the file with -o FILE)"
+                )
             }
             if entry.revents & Int16(POLLOUT) != 0 { return }
             if entry.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {

@@ -29,11 +29,6 @@ actor WorkoutExporter {
         }
     }
 
-    /// Why the writing stopped.
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
-
     private let store: SQLiteHealthStore
     private var busy = false
 
@@ -71,7 +66,9 @@ actor WorkoutExporter {
             do {
                 try format.write(recording) { chunk in
                     guard ContinuousClock.now < deadline else {
-                        throw Failure(description: "the export took longer than systoled allows for one")
+                        throw DescriptorWriter.Failure(
+                            description: "the export took longer than systoled allows for one (the reader is slow)"
+                        )
                     }
                     try chunks.send(chunk, timeout: Self.progressTimeout)
                 }

@@ -636,6 +636,9 @@ final class ControlService: Service, Sendable {
             return [.string(name), .uint64(UInt64(size))]
         } catch let refusal as WorkoutExporter.Refusal {
             throw DBusError(name: ControlAPI.ErrorName.invalidArguments, message: "\(refusal)")
+        } catch let stopped as DescriptorWriter.Failure {
+            // The caller's end, not the store: its reader went away, stalled, or the descriptor takes no writing.
+            throw DBusError(.failed, "the export stopped: \(stopped)")
         } catch {
             throw DBusError(name: ControlAPI.ErrorName.store, message: "the export failed: \(error)")
         }
