@@ -269,8 +269,12 @@ import Testing
         _ = await eventually(every: .milliseconds(200)) { ((try? s.sent(by: earbuds))?.count ?? 0) >= 4 }
         let sent = try s.sent(by: earbuds)
         #expect(sent.count >= 4, "the earbuds' notifications reach the socket once paired")
-        // And systoled took them.
-        let last = try await s.sensor(earbuds)["lastReading"] as? Double ?? 0
+        // And systoled took them (the simulator logs a notification as it writes it, before systoled reads it).
+        var last = 0.0
+        _ = await eventually(every: .milliseconds(200)) {
+            last = (try? await s.sensor(earbuds)["lastReading"] as? Double) ?? 0
+            return sent.count >= 4 && last >= sent[3].time
+        }
         #expect(sent.count >= 4 && last >= sent[3].time, "systoled's last reading at \(last)")
     }
 
