@@ -151,7 +151,7 @@ let package = Package(
         ),
         // glibc's <malloc.h>, which the Glibc module leaves out (systoled's single malloc arena).
         .systemLibrary(name: "CMalloc"),
-        .executableTarget(name: "systoled", dependencies: ["Daemon", "CMalloc"]),
+        .executableTarget(name: "systoled", dependencies: ["Daemon", "MQTTBridge", "CMalloc"]),
 
         // MARK: The `systole` command line: commands live in a library so tests drive them too.
         .target(

@@ -6,8 +6,9 @@ import Synchronization
 /// Publishes systoled's live values to an MQTT broker (`[mqtt]`), with Home Assistant discovery and availability
 /// through a last will. It never slows the ingest pipeline: the pipeline only tells the ``LiveFeed``; this service
 /// builds the messages on its own task at most once a second and puts them in a bounded queue that drops the
-/// oldest (``OutboundQueue``), which it empties while the broker is connected. libmosquitto's thread connects and
-/// reconnects with backoff.
+/// oldest (``OutboundQueue``), which it empties while the broker is connected. libmosquitto connects and reconnects
+/// with backoff in a process of its own with capped memory (``MQTTClientChild``), so a hostile broker cannot grow
+/// systoled; when that process ends, another starts.
 public final class MQTTPublisher: Service, Sendable {
     /// The moment's status, with the privacy setting applied.
     public typealias StatusSource = @Sendable () -> LiveStatus
@@ -32,6 +33,11 @@ public final class MQTTPublisher: Service, Sendable {
         /// Each live topic's last payload and when it went out: an unchanged value is sent again only after
         /// ``repeatInterval`` (a battery level, a paused workout), so a subscriber that came later still gets it.
         var lastSent: [String: (payload: [UInt8], at: ContinuousClock.Instant)] = [:]
+        /// The MQTT client process, once one started connecting.
+        var client: MQTTClientProcess?
+        var startedAt: ContinuousClock.Instant?
+        /// The wait before the next process when this one ends within a minute.
+        var restartDelay = Duration.seconds(1)
     }
 
     /// How long an unchanged live value waits before it is published again.
@@ -40,6 +46,10 @@ public final class MQTTPublisher: Service, Sendable {
     private enum Wake: Sendable {
         case changed
         case connection(MosquittoClient.ConnectionChange)
+        /// A message the client process could not take: first in the queue again.
+        case returned(MQTTMessage)
+        /// The client process ended; another is started.
+        case ended(String)
     }
 
     /// The most messages a second's live values make: a sensor's state each, and the workout's.
@@ -64,29 +74,7 @@ public final class MQTTPublisher: Service, Sendable {
     }
 
     public func run() async throws {
-        let (wakes, wake) = AsyncStream.makeStream(of: Wake.self, bufferingPolicy: .bufferingNewest(64))
-        let client: MosquittoClient
-        do {
-            client = try MosquittoClient(clientID: settings.clientID) { wake.yield(.connection($0)) }
-            if let username = settings.username {
-                try client.setCredentials(username: username, password: settings.password)
-            }
-            if settings.usesTLS { try client.useTLS(caFile: settings.caFile) }
-            try client.setWill(MQTTMessage(topic: settings.availabilityTopic, text: "offline", qos: 1, retain: true))
-            // Until a first attempt gets under way (the broker may start after systoled): 1 s, doubling to a minute.
-            var delay = Duration.seconds(1)
-            while try !client.start(host: settings.host, port: settings.port) {
-                try await cancelWhenGracefulShutdown { [delay] in try await Task.sleep(for: delay) }
-                delay = min(delay * 2, .seconds(60))
-            }
-        } catch is CancellationError {
-            return
-        } catch {
-            // A setting libmosquitto refuses (an unreadable CA file, say): recording goes on without MQTT.
-            logger.error("MQTT is off: \(error). Check the [mqtt] table of systoled.toml")
-            try? await gracefulShutdown()
-            return
-        }
+        let (wakes, wake) = AsyncStream.makeStream(of: Wake.self, bufferingPolicy: .unbounded)
         let feed = self.feed
         await withTaskGroup(of: Void.self) { group in
             // The feed's changes, at most one a second.
@@ -99,21 +87,82 @@ public final class MQTTPublisher: Service, Sendable {
                 }
             }
             group.addTask {
-                for await event in wakes { self.handle(event, client: client) }
+                await self.startClient(wake: wake)
+                for await event in wakes {
+                    if case .ended(let reason) = event {
+                        self.handle(.connection(.init(connected: false, reason: reason)))
+                        await self.startClient(wake: wake)
+                    } else {
+                        self.handle(event)
+                    }
+                }
             }
             try? await gracefulShutdown()
             group.cancelAll()
             wake.finish()
         }
         // Goodbye: availability offline (a lost connection has the will say it), then disconnect.
-        let connected = state.withLock { $0.connected }
+        let (connected, client) = state.withLock { ($0.connected, $0.client) }
         if connected {
-            _ = client.publish(MQTTMessage(topic: settings.availabilityTopic, text: "offline", qos: 1, retain: true))
+            _ = client?.publish(MQTTMessage(topic: settings.availabilityTopic, text: "offline", qos: 1, retain: true))
         }
-        client.stop(connected: connected)
+        await client?.stop()
     }
 
-    private func handle(_ wake: Wake, client: MosquittoClient) {
+    /// Starts an MQTT client process and its first connection attempt, again after 1 s, doubling to a minute, until
+    /// one gets under way (the broker may start after systoled) or systoled stops. A process that ran for a minute
+    /// or more starts its successor at once.
+    private func startClient(wake: AsyncStream<Wake>.Continuation) async {
+        let settings = ClientSettings(
+            host: settings.host,
+            port: settings.port,
+            clientID: settings.clientID,
+            username: settings.username,
+            password: settings.password,
+            usesTLS: settings.usesTLS,
+            caFile: settings.caFile,
+            willTopic: settings.availabilityTopic,
+            willPayload: Array("offline".utf8)
+        )
+        let previous = state.withLock { state in
+            defer {
+                state.client = nil
+                state.connected = false
+            }
+            return state.startedAt
+        }
+        var delay = Duration.zero
+        if let previous, ContinuousClock.now - previous < .seconds(60) {
+            delay = state.withLock { $0.restartDelay }
+        }
+        while !Task.isCancelled {
+            if delay > .zero {
+                do { try await Task.sleep(for: delay) } catch { return }
+            }
+            let client = MQTTClientProcess { event in
+                switch event {
+                case .connection(let connected, let reason):
+                    wake.yield(.connection(.init(connected: connected, reason: reason)))
+                case .returned(let message): wake.yield(.returned(message))
+                case .ended(let reason): wake.yield(.ended(reason))
+                }
+            }
+            let failure = await client.start(settings)
+            delay = min(max(delay * 2, .seconds(1)), .seconds(60))
+            guard let failure else {
+                state.withLock {
+                    $0.client = client
+                    $0.startedAt = .now
+                    $0.restartDelay = delay
+                }
+                return
+            }
+            handle(.connection(.init(connected: false, reason: failure)))
+        }
+    }
+
+    private func handle(_ wake: Wake) {
+        let client = state.withLock { $0.client }
         switch wake {
         case .changed:
             let status = status()
@@ -138,6 +187,11 @@ public final class MQTTPublisher: Service, Sendable {
                     Self.send(message, state: &state, client: client)
                 }
             }
+        case .returned(let message):
+            state.withLock { $0.queue.prepend(message) }
+        case .ended(let reason):
+            handle(.connection(.init(connected: false, reason: reason)))
+            return
         case .connection(let change):
             onConnection(change.connected)
             let showsHeartRate = status().showsHeartRate
@@ -153,7 +207,7 @@ public final class MQTTPublisher: Service, Sendable {
                         messages.workoutDiscovery(showsHeartRate: showsHeartRate) + [
                             MQTTMessage(topic: settings.availabilityTopic, text: "online", qos: 1, retain: true)
                         ]
-                    for message in announcements where !client.publish(message) {
+                    for message in announcements where !(client?.publish(message) ?? false) {
                         state.queue.prepend(message)
                     }
                     return "MQTT connected to \(settings.host):\(settings.port)"
@@ -168,23 +222,23 @@ public final class MQTTPublisher: Service, Sendable {
             if change.connected {
                 // What waited goes out first; the sensors are announced with the status that follows.
                 flush(client)
-                handle(.changed, client: client)
+                handle(.changed)
             }
         }
         flush(client)
     }
 
     /// Publishes `message` at once when connected and nothing waits before it; queues it otherwise.
-    private static func send(_ message: MQTTMessage, state: inout State, client: MosquittoClient) {
-        if state.connected, state.queue.isEmpty, client.publish(message) { return }
+    private static func send(_ message: MQTTMessage, state: inout State, client: MQTTClientProcess?) {
+        if state.connected, state.queue.isEmpty, client?.publish(message) ?? false { return }
         state.queue.append(message)
     }
 
     /// Hands the queue to libmosquitto while connected; a message it refuses goes back in front.
-    private func flush(_ client: MosquittoClient) {
+    private func flush(_ client: MQTTClientProcess?) {
         let dropped = state.withLock { state -> Int in
             while state.connected, let message = state.queue.removeFirst() {
-                if !client.publish(message) {
+                if !(client?.publish(message) ?? false) {
                     state.queue.prepend(message)
                     break
                 }

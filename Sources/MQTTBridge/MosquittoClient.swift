@@ -1,10 +1,10 @@
 import CMosquitto
 import Foundation
-import Synchronization
 
-/// A thin binding over one libmosquitto client. libmosquitto's own thread (`mosquitto_loop_start`) does the network:
-/// it connects, keeps the connection alive and reconnects with capped exponential backoff; the connection's changes
-/// reach ``onConnectionChange`` on that thread. Publishing is safe from any thread.
+/// A thin binding over one libmosquitto client, used in systoled's MQTT client process (``MQTTClientChild``).
+/// ``runLoop()`` does the network on the thread that calls it: it connects, keeps the connection alive and
+/// reconnects with capped exponential backoff; the connection's changes reach ``onConnectionChange`` on that thread.
+/// Publishing is safe from any thread.
 final class MosquittoClient: @unchecked Sendable {
     /// The connection's changes: true once the broker accepted us, false when the connection is lost or refused
     /// (with libmosquitto's reason).
@@ -15,7 +15,6 @@ final class MosquittoClient: @unchecked Sendable {
 
     private let handle: OpaquePointer
     private let onConnectionChange: @Sendable (ConnectionChange) -> Void
-    private let started = Mutex(false)
 
     struct Failure: Error, CustomStringConvertible {
         var description: String
@@ -59,6 +58,11 @@ final class MosquittoClient: @unchecked Sendable {
         mosquitto_destroy(handle)
     }
 
+    /// libmosquitto's words for one of its codes (the system's for an errno).
+    static func describe(_ code: Int32) -> String {
+        code == MOSQ_ERR_ERRNO.rawValue ? String(cString: strerror(errno)) : String(cString: mosquitto_strerror(code))
+    }
+
     private func check(_ code: Int32, _ doing: String) throws(Failure) {
         guard code != 0 else { return }
         throw Failure(description: "\(doing): \(String(cString: mosquitto_strerror(code)))")
@@ -92,23 +96,23 @@ final class MosquittoClient: @unchecked Sendable {
         )
     }
 
-    /// Starts connecting and, once a first attempt got under way, libmosquitto's thread, which keeps the connection
-    /// and reconnects (1 s, doubling to 60 s) until ``stop(connected:)``. Returns false when the attempt failed at
-    /// once (the broker refused the connection, or its name did not resolve): libmosquitto's thread does not retry
-    /// an attempt that never started, so the caller tries again.
-    func start(host: String, port: Int, keepAlive: Int32 = 30) throws(Failure) -> Bool {
+    /// Starts connecting; nil once a first attempt got under way, else why it failed at once (the broker refused
+    /// the connection, or its name did not resolve). Then ``runLoop()`` keeps the connection.
+    func connect(host: String, port: Int, keepAlive: Int32 = 30) throws(Failure) -> String? {
         try check(mosquitto_reconnect_delay_set(handle, 1, 60, true), "setting the MQTT reconnect delay")
         let code = mosquitto_connect_async(handle, host, Int32(port), keepAlive)
-        guard code == 0 else {
-            let reason =
-                code == MOSQ_ERR_ERRNO.rawValue
-                ? String(cString: strerror(errno)) : String(cString: mosquitto_strerror(code))
-            onConnectionChange(ConnectionChange(connected: false, reason: reason))
-            return false
-        }
-        try check(mosquitto_loop_start(handle), "starting the MQTT client's thread")
-        started.withLock { $0 = true }
-        return true
+        return code == 0 ? nil : Self.describe(code)
+    }
+
+    /// Keeps the connection on the calling thread, reconnecting (1 s, doubling to 60 s), until ``disconnect()`` or
+    /// an error libmosquitto cannot go on after (out of memory, a protocol error): then its code.
+    func runLoop() -> Int32 {
+        mosquitto_loop_forever(handle, -1, 1)
+    }
+
+    /// Says goodbye: what was published before goes out first, then ``runLoop()`` returns.
+    func disconnect() {
+        mosquitto_disconnect(handle)
     }
 
     /// Hands `message` to libmosquitto; false when not connected (it is not queued by libmosquitto then).
@@ -122,16 +126,5 @@ final class MosquittoClient: @unchecked Sendable {
             message.qos,
             message.retain
         ) == 0
-    }
-
-    /// Says goodbye (what was published before goes out first) and stops the thread. Without a connection the
-    /// thread may be waiting out a reconnect delay of up to a minute: it is cancelled instead.
-    func stop(connected: Bool) {
-        guard started.withLock({ $0 }) else {
-            return
-        }
-        mosquitto_disconnect(handle)
-        mosquitto_loop_stop(handle, !connected)
-        started.withLock { $0 = false }
     }
 }

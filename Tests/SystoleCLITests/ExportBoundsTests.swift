@@ -24,14 +24,14 @@ import Testing
         }
         defer { s.stop() }
         try await s.startWorkout()
-        let pid = s.daemon.process.processIdentifier
+        let daemon = s.daemon
         // What the exports cost: systoled's own (anonymous) memory, looked at every 20 ms while they run; the
         // resident total also counts the pages of its code, which a debug build has many of.
-        let before = Self.anonymousMemory(of: pid)
+        let before = daemon.memory("RssAnon")
         let sampler = Task {
             var peak = 0
             while !Task.isCancelled {
-                peak = max(peak, Self.anonymousMemory(of: pid))
+                peak = max(peak, daemon.memory("RssAnon"))
                 try? await Task.sleep(for: .milliseconds(20))
             }
             return peak
@@ -108,13 +108,6 @@ import Testing
         }.filter { $0 > started && $0 < ended }
         let longest = zip(times, times.dropFirst()).map { $1.timeIntervalSince($0) }.max() ?? .infinity
         #expect(longest < 5, "the longest silence of the honest strap's log during the exports: \(longest) s")
-    }
-
-    /// The resident anonymous memory of process `pid` (its heap and stacks, not its code), in KiB.
-    static func anonymousMemory(of pid: Int32) -> Int {
-        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("RssAnon:") } ?? ""
-        return Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") ?? 0
     }
 }
 

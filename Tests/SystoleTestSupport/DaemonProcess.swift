@@ -112,6 +112,14 @@ public final class DaemonProcess: @unchecked Sendable {
         return try cpuSeconds() - before
     }
 
+    /// A memory field of the process's `/proc/PID/status`, in KiB (0 when gone): `VmHWM` its peak resident memory,
+    /// `RssAnon` its heap and stacks now.
+    public func memory(_ field: String) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
+        return Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") ?? 0
+    }
+
     /// Stops it with SIGKILL if still running (for cleanup).
     public func stopNow() {
         if process.isRunning { signal(SIGKILL) }

@@ -25,8 +25,8 @@ public final class HostilePostgres: Sendable {
         case silent
     }
 
-    public let port: Int
-    private let listener: Int32
+    public var port: Int { listener.port }
+    private let listener: LoopbackListener
     private let behaviour: Behaviour
     private let state = Mutex(Recorded())
 
@@ -42,53 +42,18 @@ public final class HostilePostgres: Sendable {
 
     public var recorded: Recorded { state.withLock { $0 } }
 
-    public struct Failed: Error, CustomStringConvertible {
-        public var description: String
-    }
-
     public init(_ behaviour: Behaviour) throws {
         self.behaviour = behaviour
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var yes: Int32 = 1
-        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
-            }
+        listener = try LoopbackListener()
+        listener.serve { [self] client in
+            state.withLock { $0.connections += 1 }
+            serve(client)
         }
-        guard descriptor >= 0, bound, listen(descriptor, 16) == 0 else {
-            throw Failed(description: "cannot listen on loopback: \(String(cString: strerror(errno)))")
-        }
-        listener = descriptor
-        port = Int(UInt16(bigEndian: address.sin_port))
-        let thread = Thread { [self] in acceptLoop() }
-        thread.start()
     }
 
     /// Stops accepting (connections already served end when their client closes).
     public func stop() {
-        shutdown(listener, Int32(SHUT_RDWR))
-    }
-
-    private func acceptLoop() {
-        while true {
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else {
-                if errno == EINTR { continue }
-                close(listener)
-                return
-            }
-            state.withLock { $0.connections += 1 }
-            let thread = Thread { [self] in
-                serve(client)
-                close(client)
-            }
-            thread.start()
-        }
+        listener.stop()
     }
 
     private func serve(_ client: Int32) {
