@@ -52,6 +52,37 @@ public final class DaemonProcess: @unchecked Sendable {
         process.standardError = errors
         process.standardInput = FileHandle.nullDevice
         try process.run()
+        if let log = environment["SYSTOLE_PEAK_LOG"] { recordPeak(into: log) }
+    }
+
+    /// For scripts/surfaces-fuzz.sh: watches the process's peak resident memory (VmHWM, which only grows) every
+    /// 50 ms and appends a line to `log` each time it grew and when the process ended: its pid, its folder (without
+    /// the tests' UUIDs), the peak in KiB, and how it ended ("running" until then; the test process may end first).
+    private func recordPeak(into log: String) {
+        let process = self.process
+        let pid = process.processIdentifier
+        let folder = self.folder.path.replacing(/[-.]?[0-9A-F]{8}(-[0-9A-F]{4}){3}-[0-9A-F]{12}/, with: "")
+        // One write in append mode: the lines of tests that run side by side do not mix.
+        let append: @Sendable (Int, String) -> Void = { peak, how in
+            let file = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+            guard file >= 0 else { return }
+            _ = "\(pid)\t\(folder)\t\(peak)\t\(how)\n".withCString { write(file, $0, strlen($0)) }
+            close(file)
+        }
+        let thread = Thread { [self] in
+            var peak = 0
+            while process.isRunning {
+                let now = memory("VmHWM")
+                if now > peak {
+                    peak = now
+                    append(peak, "running")
+                }
+                usleep(50_000)
+            }
+            let signalled = process.terminationReason == .uncaughtSignal
+            append(peak, "\(signalled ? "signal" : "status") \(process.terminationStatus)")
+        }
+        thread.start()
     }
 
     public func signal(_ number: Int32) { kill(process.processIdentifier, number) }
