@@ -27,24 +27,54 @@ swift build --product systole >&2
 swift build --product systole-sim >&2
 BIN=$(swift build --show-bin-path)
 
-started=$(date +%s)
 # The run dir is kept: the checks below read what the scenario left in its out/, and against-sim.sh compares its
 # bus recording.
 mkdir -p "${XDG_CACHE_HOME:-$HOME/.cache}/systole-bzvm/runs"
-RUN=$(mktemp -d "${XDG_CACHE_HOME:-$HOME/.cache}/systole-bzvm/runs/real-bluez.XXXXXX")
-OUT=$RUN/out
-set +e
-scripts/real-bluez/vm.sh --run-dir "$RUN" --timeout 900 -- \
-  env SHORT=$SHORT bash "$PWD/scripts/real-bluez/in-vm-both-paths.sh" "$BIN" "$WORKOUT"
-status=$?
-set -e
-echo "test-real-bluez: the VM part took $(( $(date +%s) - started )) s (run dir $RUN)"
-if [ "$status" = 125 ]; then
-  echo "test-real-bluez: FAIL: the VM or the Bluetooth stack in it did not start (see above)" >&2
+run_vm() {
+  started=$(date +%s)
+  RUN=$(mktemp -d "${XDG_CACHE_HOME:-$HOME/.cache}/systole-bzvm/runs/real-bluez.XXXXXX")
+  OUT=$RUN/out
+  set +e
+  scripts/real-bluez/vm.sh --run-dir "$RUN" --timeout 900 -- \
+    env SHORT=$SHORT bash "$PWD/scripts/real-bluez/in-vm-both-paths.sh" "$BIN" "$WORKOUT"
+  status=$?
+  set -e
+  echo "test-real-bluez: the VM part took $(( $(date +%s) - started )) s (run dir $RUN)"
+}
+
+# Whether the guest's HCI trace shows that the central (hci1) never made an LE connection: the emulated radio's
+# failure, not systoled's (seen once with the host loaded by a second test run: every LE Create Connection of
+# bluetoothd timed out for ten minutes).
+never_connected() {
+  python3 - "$RUN/btmon.txt" <<'PY'
+import re, sys
+try:
+    trace = open(sys.argv[1], errors="replace").read()
+except OSError:
+    sys.exit(1)
+events = re.split(r"\n(?=[<>@=] )", trace)
+made = [e for e in events if "[hci1]" in e.split("\n")[0] and "Connection Complete" in e
+        and "Status: Success" in e and "Role: Central" in e]
+sys.exit(1 if made else 0)
+PY
+}
+
+for attempt in 1 2; do
+  run_vm
+  if [ "$status" = 125 ]; then
+    echo "test-real-bluez: FAIL: the VM or the Bluetooth stack in it did not start (see above)" >&2
+    exit 1
+  fi
+  if [ "$status" = 0 ] && [ -d "$OUT" ]; then break; fi
+  if [ "$attempt" = 1 ] && never_connected; then
+    echo "test-real-bluez: the emulated controllers never made an LE connection (no LE Connection Complete for" \
+      "hci1 in $RUN/btmon.txt): the emulated radio's failure on a loaded machine, not systoled's; once more"
+    continue
+  fi
+  [ "$status" = 0 ] || { echo "test-real-bluez: FAIL: the scenario failed in the VM (status $status)" >&2; exit 1; }
+  echo "test-real-bluez: FAIL: the VM left no results in $OUT" >&2
   exit 1
-fi
-[ "$status" = 0 ] || { echo "test-real-bluez: FAIL: the scenario failed in the VM (status $status)" >&2; exit 1; }
-[ -d "$OUT" ] || { echo "test-real-bluez: FAIL: the VM left no results in $OUT" >&2; exit 1; }
+done
 
 python3 - "$OUT" "$SHORT" <<'PY'
 import datetime, json, os, sys

@@ -52,7 +52,11 @@ step "systole pair $ADDR"
 "$BIN/systole" pair "$ADDR" || echo "(pairing failed; the example peripheral may not need it)"
 
 streaming() { "$BIN/systole" sensors | grep -q streaming; }
-wait_until "the sensor streaming" streaming
+if ! wait_until "the sensor streaming" streaming; then
+  "$BIN/systole" sensors
+  kill "$DAEMON" "$MONITOR"
+  fail "the sensor never streamed (systoled's log: $(tail -n 5 "$OUT/systoled.err"))"
+fi
 step "systole sensors"
 "$BIN/systole" sensors
 "$BIN/systole" sensors --json > "$OUT/sensors.json"

@@ -8,8 +8,8 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/r
 now() { cut -d' ' -f1 /proc/uptime; }
 say() { echo "[vm $(now)s] $*"; }
 power_off() {
-  # The HCI trace of both controllers, for `btmon -r RUN_DIR/hci.btsnoop` when a run fails.
-  [ -n "${btmon:-}" ] && { kill "$btmon"; wait "$btmon"; cp /tmp/hci.btsnoop /vm/ 2>/dev/null; }
+  # The HCI trace of both controllers (RUN_DIR/btmon.txt), which tells a link the emulated radio never made.
+  [ -n "${btmon:-}" ] && { kill "$btmon"; wait "$btmon"; cp /tmp/btmon.txt /vm/ 2>/dev/null; }
   sync; say "power off"; busybox poweroff -f; sleep 30
 }
 give_up() { say "FAIL: $*"; power_off; }
@@ -32,7 +32,7 @@ say "kernel $(uname -r)"
 modprobe -a bluetooth hci_vhci cmac ecb ctr af_alg algif_hash algif_skcipher drbg jitterentropy_rng sha512_generic \
   2>/dev/null
 [ -e /dev/vhci ] || give_up "no /dev/vhci: the bluetooth modules did not load"
-btmon -w /tmp/hci.btsnoop > /vm/btmon.log 2>&1 &
+stdbuf -oL btmon > /tmp/btmon.txt 2>&1 &
 btmon=$!
 mkdir -p /run/dbus
 dbus-daemon --system --fork || give_up "dbus-daemon did not start"
