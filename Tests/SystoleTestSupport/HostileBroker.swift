@@ -48,8 +48,8 @@ public final class HostileBroker: Sendable {
 
     private func serve(_ client: Int32) {
         // CONNECT: its type, then its remaining length (at most 4 bytes of 7 bits each), then that many bytes.
-        guard let type = read(client, 1), type[0] >> 4 == 1, let length = remainingLength(client),
-            length < 65_536, read(client, length) != nil
+        guard let type = LoopbackListener.read(client, 1), type[0] >> 4 == 1, let length = remainingLength(client),
+            length < 65_536, LoopbackListener.read(client, length) != nil
         else { return }
         let hostile = state.withLock { state in
             state.recorded.connects += 1
@@ -58,17 +58,20 @@ public final class HostileBroker: Sendable {
         }
         guard hostile else {
             // CONNACK (accepted), then whatever the client sends until it or the attack ends the connection.
-            _ = send(client, [0x20, 0x02, 0x00, 0x00])
+            _ = LoopbackListener.send(client, [0x20, 0x02, 0x00, 0x00])
             var buffer = [UInt8](repeating: 0, count: 4096)
             while buffer.withUnsafeMutableBytes({ recv(client, $0.baseAddress, $0.count, 0) }) > 0 {}
             _ = state.withLock { $0.quiet.remove(client) }
             return
         }
         // CONNACK, then a PUBLISH (QoS 0) of 268 435 455 bytes: a topic "x", and the rest payload.
-        var sent = send(client, [0x20, 0x02, 0x00, 0x00, 0x30, 0xFF, 0xFF, 0xFF, 0x7F, 0x00, 0x01, UInt8(ascii: "x")])
+        var sent = LoopbackListener.send(
+            client,
+            [0x20, 0x02, 0x00, 0x00, 0x30, 0xFF, 0xFF, 0xFF, 0x7F, 0x00, 0x01, UInt8(ascii: "x")]
+        )
         let chunk = [UInt8](repeating: UInt8(ascii: "y"), count: 1 << 16)
         while sent < 0x0FFF_FFFF {
-            let wrote = send(client, chunk)
+            let wrote = LoopbackListener.send(client, chunk)
             guard wrote > 0 else { break }
             sent += wrote
             state.withLock { $0.recorded.mostBytesSent = max($0.recorded.mostBytesSent, sent) }
@@ -78,25 +81,10 @@ public final class HostileBroker: Sendable {
     private func remainingLength(_ client: Int32) -> Int? {
         var value = 0
         for shift in stride(from: 0, to: 28, by: 7) {
-            guard let byte = read(client, 1)?[0] else { return nil }
+            guard let byte = LoopbackListener.read(client, 1)?[0] else { return nil }
             value |= Int(byte & 0x7F) << shift
             if byte & 0x80 == 0 { return value }
         }
         return nil
-    }
-
-    private func read(_ client: Int32, _ count: Int) -> [UInt8]? {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var got = 0
-        while got < count {
-            let read = bytes.withUnsafeMutableBytes { recv(client, $0.baseAddress! + got, count - got, 0) }
-            guard read > 0 else { return nil }
-            got += read
-        }
-        return bytes
-    }
-
-    private func send(_ client: Int32, _ bytes: [UInt8]) -> Int {
-        bytes.withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 }

@@ -62,11 +62,14 @@ public final class HostilePostgres: Sendable {
         if message.count == 4, message == [0x04, 0xD2, 0x16, 0x2F] {
             if case .tlsWithInjectedBytes = behaviour {
                 // S, then an "authentication ok" and "ready for query" outside TLS.
-                _ = send(client, [UInt8(ascii: "S")] + auth(0) + [UInt8(ascii: "Z"), 0, 0, 0, 5, UInt8(ascii: "I")])
+                _ = LoopbackListener.send(
+                    client,
+                    [UInt8(ascii: "S")] + auth(0) + [UInt8(ascii: "Z"), 0, 0, 0, 5, UInt8(ascii: "I")]
+                )
                 drain(client)
                 return
             }
-            _ = send(client, [UInt8(ascii: "N")])
+            _ = LoopbackListener.send(client, [UInt8(ascii: "N")])
             guard let startup = readStartup(client) else { return }
             message = startup
         }
@@ -74,28 +77,31 @@ public final class HostilePostgres: Sendable {
         case .hugeError(let length):
             var header: [UInt8] = [UInt8(ascii: "E")]
             header += bigEndian(length)
-            var sent = send(client, header)
+            var sent = LoopbackListener.send(client, header)
             let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 1 << 16)
             while sent < Int(length) {
-                let wrote = send(client, chunk)
+                let wrote = LoopbackListener.send(client, chunk)
                 guard wrote > 0 else { break }
                 sent += wrote
                 state.withLock { $0.mostBytesSent = max($0.mostBytesSent, sent) }
             }
         case .cleartextPassword:
-            _ = send(client, auth(3))
+            _ = LoopbackListener.send(client, auth(3))
             recordPassword(client)
         case .md5Password:
-            _ = send(client, [UInt8(ascii: "R")] + bigEndian(12) + bigEndian(5) + [1, 2, 3, 4])
+            _ = LoopbackListener.send(client, [UInt8(ascii: "R")] + bigEndian(12) + bigEndian(5) + [1, 2, 3, 4])
             recordPassword(client)
         case .trust:
-            _ = send(client, auth(0) + [UInt8(ascii: "Z"), 0, 0, 0, 5, UInt8(ascii: "I")])
+            _ = LoopbackListener.send(client, auth(0) + [UInt8(ascii: "Z"), 0, 0, 0, 5, UInt8(ascii: "I")])
             drain(client)
         case .scramWithoutProof:
             let mechanism = Array("SCRAM-SHA-256".utf8) + [0, 0]
-            _ = send(client, [UInt8(ascii: "R")] + bigEndian(UInt32(8 + mechanism.count)) + bigEndian(10) + mechanism)
+            _ = LoopbackListener.send(
+                client,
+                [UInt8(ascii: "R")] + bigEndian(UInt32(8 + mechanism.count)) + bigEndian(10) + mechanism
+            )
             recordPassword(client)
-            _ = send(client, auth(0) + [UInt8(ascii: "Z"), 0, 0, 0, 5, UInt8(ascii: "I")])
+            _ = LoopbackListener.send(client, auth(0) + [UInt8(ascii: "Z"), 0, 0, 0, 5, UInt8(ascii: "I")])
             drain(client)
         case .tlsWithInjectedBytes, .silent:
             drain(client)
@@ -112,37 +118,22 @@ public final class HostilePostgres: Sendable {
 
     /// A start-up message's body (after its length), or nil when the client closed.
     private func readStartup(_ client: Int32) -> [UInt8]? {
-        guard let length = readExactly(client, 4) else { return nil }
+        guard let length = LoopbackListener.read(client, 4) else { return nil }
         let total = Int(length[0]) << 24 | Int(length[1]) << 16 | Int(length[2]) << 8 | Int(length[3])
         guard (8...10_000).contains(total) else { return nil }
-        return readExactly(client, total - 4)
+        return LoopbackListener.read(client, total - 4)
     }
 
     /// The next typed message (`p`: a password or SASL response) kept as a password given away.
     private func recordPassword(_ client: Int32) {
-        guard let header = readExactly(client, 5) else { return }
+        guard let header = LoopbackListener.read(client, 5) else { return }
         let length = Int(header[1]) << 24 | Int(header[2]) << 16 | Int(header[3]) << 8 | Int(header[4])
-        guard (4...10_000).contains(length), let body = readExactly(client, length - 4) else { return }
+        guard (4...10_000).contains(length), let body = LoopbackListener.read(client, length - 4) else { return }
         if header[0] == UInt8(ascii: "p") { state.withLock { $0.passwords.append(body) } }
-    }
-
-    private func readExactly(_ client: Int32, _ count: Int) -> [UInt8]? {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var got = 0
-        while got < count {
-            let read = bytes.withUnsafeMutableBytes { recv(client, $0.baseAddress! + got, count - got, 0) }
-            guard read > 0 else { return nil }
-            got += read
-        }
-        return bytes
     }
 
     private func drain(_ client: Int32) {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while buffer.withUnsafeMutableBytes({ recv(client, $0.baseAddress, $0.count, 0) }) > 0 {}
-    }
-
-    private func send(_ client: Int32, _ bytes: [UInt8]) -> Int {
-        bytes.withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 }

@@ -53,4 +53,21 @@ public struct LoopbackListener: Sendable {
     public func stop() {
         shutdown(descriptor, Int32(SHUT_RDWR))
     }
+
+    /// Exactly `count` bytes from `client`, or nil when it closed first.
+    public static func read(_ client: Int32, _ count: Int) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var got = 0
+        while got < count {
+            let read = bytes.withUnsafeMutableBytes { recv(client, $0.baseAddress! + got, count - got, 0) }
+            guard read > 0 else { return nil }
+            got += read
+        }
+        return bytes
+    }
+
+    /// Sends what the socket takes of `bytes` without SIGPIPE; what `send` returns.
+    public static func send(_ client: Int32, _ bytes: [UInt8]) -> Int {
+        bytes.withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
 }
