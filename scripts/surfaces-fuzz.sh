@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 limit_kib=$((64 * 1024))
 
 echo "surfaces-fuzz: building the tests (debug) and systoled, systole, systole-sim (release, in .build-release)"
-swift build --build-tests >&2
+swift build --build-tests -Xswiftc -warnings-as-errors >&2   # as scripts/test.sh builds them
 for product in systoled systole systole-sim; do
   swift build -c release --scratch-path .build-release --product "$product" >&2
 done
