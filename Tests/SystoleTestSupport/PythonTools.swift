@@ -25,7 +25,10 @@ public enum PythonTools {
             try oneAtATime.withLock { try CommandRunner.runBlocking(python, [script] + arguments) }
         }
         guard result.status == 0 else {
-            throw Failure(message: "\(script) exited \(result.status): \(result.standardError)")
+            // A script says why on either stream (the Web checks print a JSON failure on standard output).
+            throw Failure(
+                message: "\(script) exited \(result.status): \(result.standardOutput)\(result.standardError)"
+            )
         }
         return result.standardOutput
     }
