@@ -108,7 +108,8 @@ let package = Package(
         .target(
             name: "MQTTBridge",
             dependencies: [
-                "CMosquitto", "LiveView",
+                // DBus for its excerpts of what users wrote, in messages.
+                "CMosquitto", "DBus", "LiveView",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]

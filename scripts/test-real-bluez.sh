@@ -10,7 +10,9 @@
 #
 # The long form adds a workout with a pause, then faults during a second workout (the peripheral restarted,
 # bluetoothd restarted, systoled killed). The short form (--short, run by scripts/test.sh) is the scan and ten
-# seconds of notifications. If the VM cannot start, it says so and fails.
+# seconds of notifications. If the VM cannot start, it says so and fails. If a run fails and the guest's HCI trace
+# (btmon.txt in the run dir) shows the central never made an LE connection, the emulated radio failed, not systoled:
+# it says so and boots the VM once more; a second failure fails.
 #
 # usage: scripts/test-real-bluez.sh [--short | workout seconds, default 20]
 set -euo pipefail

@@ -74,7 +74,9 @@ public final class MQTTPublisher: Service, Sendable {
     }
 
     public func run() async throws {
-        let (wakes, wake) = AsyncStream.makeStream(of: Wake.self, bufferingPolicy: .unbounded)
+        // Bounded: a flood of events cannot grow systoled. A process's end is its last event, and nothing but the
+        // feed's changes (one a second) comes after it until it is handled, so it is never the one dropped.
+        let (wakes, wake) = AsyncStream.makeStream(of: Wake.self, bufferingPolicy: .bufferingNewest(256))
         let feed = self.feed
         await withTaskGroup(of: Void.self) { group in
             // The feed's changes, at most one a second.
@@ -87,11 +89,11 @@ public final class MQTTPublisher: Service, Sendable {
                 }
             }
             group.addTask {
-                await self.startClient(wake: wake)
+                guard await self.startClient(wake: wake) else { return }
                 for await event in wakes {
                     if case .ended(let reason) = event {
                         self.handle(.connection(.init(connected: false, reason: reason)))
-                        await self.startClient(wake: wake)
+                        guard await self.startClient(wake: wake) else { return }
                     } else {
                         self.handle(event)
                     }
@@ -111,8 +113,9 @@ public final class MQTTPublisher: Service, Sendable {
 
     /// Starts an MQTT client process and its first connection attempt, again after 1 s, doubling to a minute, until
     /// one gets under way (the broker may start after systoled) or systoled stops. A process that ran for a minute
-    /// or more starts its successor at once.
-    private func startClient(wake: AsyncStream<Wake>.Continuation) async {
+    /// or more starts its successor at once. False when MQTT is off: libmosquitto refused a setting, which no retry
+    /// mends (recording goes on without MQTT).
+    private func startClient(wake: AsyncStream<Wake>.Continuation) async -> Bool {
         let settings = ClientSettings(
             host: settings.host,
             port: settings.port,
@@ -137,7 +140,7 @@ public final class MQTTPublisher: Service, Sendable {
         }
         while !Task.isCancelled {
             if delay > .zero {
-                do { try await Task.sleep(for: delay) } catch { return }
+                do { try await Task.sleep(for: delay) } catch { return false }
             }
             let client = MQTTClientProcess { event in
                 switch event {
@@ -147,18 +150,24 @@ public final class MQTTPublisher: Service, Sendable {
                 case .ended(let reason): wake.yield(.ended(reason))
                 }
             }
-            let failure = await client.start(settings)
+            let outcome = await client.start(settings)
             delay = min(max(delay * 2, .seconds(1)), .seconds(60))
-            guard let failure else {
+            switch outcome {
+            case .started:
                 state.withLock {
                     $0.client = client
                     $0.startedAt = .now
                     $0.restartDelay = delay
                 }
-                return
+                return true
+            case .failed(let reason):
+                handle(.connection(.init(connected: false, reason: reason)))
+            case .refused(let reason):
+                logger.error("MQTT is off: \(reason). Check the [mqtt] table of systoled.toml; recording goes on")
+                return false
             }
-            handle(.connection(.init(connected: false, reason: failure)))
         }
+        return false
     }
 
     private func handle(_ wake: Wake) {

@@ -1,4 +1,5 @@
 import CMosquitto
+import DBus
 import Foundation
 
 /// A thin binding over one libmosquitto client, used in systoled's MQTT client process (``MQTTClientChild``).
@@ -49,7 +50,7 @@ final class MosquittoClient: @unchecked Sendable {
         mosquitto_disconnect_callback_set(handle) { _, context, code in
             guard let context else { return }
             let client = Unmanaged<MosquittoClient>.fromOpaque(context).takeUnretainedValue()
-            let reason = code == 0 ? "disconnected" : String(cString: mosquitto_strerror(code))
+            let reason = code == 0 ? "disconnected" : MosquittoClient.describe(code)
             client.onConnectionChange(ConnectionChange(connected: false, reason: reason))
         }
     }
@@ -60,7 +61,14 @@ final class MosquittoClient: @unchecked Sendable {
 
     /// libmosquitto's words for one of its codes (the system's for an errno).
     static func describe(_ code: Int32) -> String {
-        code == MOSQ_ERR_ERRNO.rawValue ? String(cString: strerror(errno)) : String(cString: mosquitto_strerror(code))
+        switch code {
+        case MOSQ_ERR_ERRNO.rawValue: return String(cString: strerror(errno))
+        case MOSQ_ERR_NOMEM.rawValue:
+            // In the client process's capped memory only a message from the broker is that large.
+            return "the broker sent a message larger than systoled takes (it subscribes to nothing, so an honest "
+                + "broker sends none): check that the address is your broker, and use mqtts:// with its CA"
+        default: return String(cString: mosquitto_strerror(code))
+        }
     }
 
     private func check(_ code: Int32, _ doing: String) throws(Failure) {
@@ -75,7 +83,8 @@ final class MosquittoClient: @unchecked Sendable {
     /// TLS with the given CA file, or the system's certificates when nil.
     func useTLS(caFile: String?) throws(Failure) {
         if let caFile {
-            try check(mosquitto_tls_set(handle, caFile, nil, nil, nil, nil), "reading the MQTT CA file \(caFile)")
+            let named = "reading the MQTT CA file \(caFile.quotedExcerpt(maximum: 256))"
+            try check(mosquitto_tls_set(handle, caFile, nil, nil, nil, nil), named)
         } else {
             try check(mosquitto_int_option(handle, MOSQ_OPT_TLS_USE_OS_CERTS, 1), "using the system's CA certificates")
         }

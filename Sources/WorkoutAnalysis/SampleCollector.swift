@@ -5,8 +5,8 @@ import WorkoutKit
 /// at a time, so a long workout is never held as samples all at once: a reading takes 16 bytes here, a stored
 /// sample ten times that.
 ///
-/// With a ``limit``, a workout with more readings, beats and energy measurements than that is refused (``TooLarge``) as soon as the
-/// count passes it, before more is read.
+/// With a ``limit``, a workout with more readings, beats and energy measurements than that is refused (``TooLarge``)
+/// as soon as the count passes it, before more is read.
 public struct SampleCollector: Sendable {
     /// The most readings, beats and energy measurements (counted together) an export or an analysis reads by
     /// default: about 16 MB here, some three days of a strap's readings at one a second with their beats, beyond

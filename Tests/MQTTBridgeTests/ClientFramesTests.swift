@@ -45,6 +45,7 @@ import Testing
         let commands: [ClientFrames.Command] = [.start(Self.settings), .publish(Self.message), .stop]
         let events: [ClientFrames.Event] = [
             .started(false, "Lookup error."), .connection(true, "Connection Accepted."), .returned(Self.message),
+            .refused("reading the MQTT CA file /etc/ca.pem: Invalid arguments provided."),
         ]
         var decodedCommands: [ClientFrames.Command] = []
         for case .frame(let kind, let body) in frames(commands.flatMap(ClientFrames.encode)) {

@@ -4,8 +4,9 @@ import WorkoutKit
 
 extension ActivityRecording {
     /// The recording of a stored workout, read from `store` a chunk at a time: a few bytes a reading are kept, and a
-    /// workout with more readings, beats and energy measurements than `limit` is refused (``SampleCollector/TooLarge``) before more is
-    /// read. Exports, analyses and the workout page all read workouts this way.
+    /// workout with more readings, beats and energy measurements than `limit` is refused
+    /// (``SampleCollector/TooLarge``) before more is read. Exports, analyses and the workout page all read workouts
+    /// this way.
     static func read(
         _ workout: Workout,
         from store: SQLiteHealthStore,

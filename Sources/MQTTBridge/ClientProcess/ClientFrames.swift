@@ -25,6 +25,8 @@ enum ClientFrames {
         case connection(Bool, String)
         /// A message libmosquitto did not take (the connection had just gone): systoled queues it again.
         case returned(MQTTMessage)
+        /// libmosquitto refused a setting (an unreadable CA file): no attempt can succeed; the child exits.
+        case refused(String)
     }
 
     struct Malformed: Error, CustomStringConvertible {
@@ -51,6 +53,7 @@ enum ClientFrames {
         case .started(let ok, let reason): return frame(kind: 1, [ok ? 1 : 0] + Array(reason.utf8))
         case .connection(let up, let reason): return frame(kind: 2, [up ? 1 : 0] + Array(reason.utf8))
         case .returned(let message): return frame(kind: 3, encode(message))
+        case .refused(let reason): return frame(kind: 4, Array(reason.utf8))
         }
     }
 
@@ -74,6 +77,7 @@ enum ClientFrames {
             let reason = String(decoding: body.dropFirst(), as: UTF8.self)
             return kind == 1 ? .started(flag == 1, reason) : .connection(flag == 1, reason)
         case 3: return .returned(try message(body))
+        case 4: return .refused(String(decoding: body, as: UTF8.self))
         default: throw Malformed(description: "unknown event \(kind)")
         }
     }

@@ -22,7 +22,7 @@ public enum MQTTClientChild {
         run()
     }
 
-    /// The process's exit statuses, which systoled reports.
+    /// The process's exit statuses; each failure is told to systoled as an event before.
     enum Status: Int32 {
         case stopped = 0
         case noStart = 64
@@ -66,7 +66,7 @@ public enum MQTTClientChild {
                 exit(Status.noStart.rawValue)
             }
         } catch {
-            events.send(.started(false, error.description))
+            events.send(.refused(error.description))
             exit(Status.noStart.rawValue)
         }
         events.send(.started(true, ""))

@@ -28,7 +28,7 @@ final class MQTTClientProcess: @unchecked Sendable {
         var commands: Int32 = -1
         var connected = false
         var stopping = false
-        var startReply: CheckedContinuation<String?, Never>?
+        var startReply: CheckedContinuation<StartOutcome, Never>?
     }
 
     /// `executable` must call ``MQTTClientChild/runIfAsked()`` first thing: systoled's own, by default.
@@ -37,17 +37,27 @@ final class MQTTClientProcess: @unchecked Sendable {
         self.onEvent = onEvent
     }
 
-    /// Starts the process and its first connection attempt; nil once under way, else why not (the process has
-    /// ended then, and no ``Event/ended(_:)`` follows).
-    func start(_ settings: ClientSettings) async -> String? {
+    /// How a start went.
+    enum StartOutcome: Equatable {
+        /// The first connection attempt is under way.
+        case started
+        /// Not now (the broker refused, its name did not resolve): worth trying again later.
+        case failed(String)
+        /// libmosquitto refused a setting: no attempt can succeed until the configuration changes.
+        case refused(String)
+    }
+
+    /// Starts the process and its first connection attempt. Unless it started, the process has ended, and no
+    /// ``Event/ended(_:)`` follows.
+    func start(_ settings: ClientSettings) async -> StartOutcome {
         let events: Int32
         do {
             events = try spawn()
         } catch {
-            return "cannot start the MQTT client process: \(error)"
+            return .failed("cannot start the MQTT client process: \(error)")
         }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (reply: CheckedContinuation<String?, Never>) in
+            await withCheckedContinuation { (reply: CheckedContinuation<StartOutcome, Never>) in
                 state.withLock { $0.startReply = reply }
                 let reader = Thread { [self] in listen(events) }
                 reader.start()
@@ -194,7 +204,7 @@ final class MQTTClientProcess: @unchecked Sendable {
         }
         let how = Self.describe(status)
         if let reply {
-            reply.resume(returning: "the MQTT client process \(how) before it started connecting")
+            reply.resume(returning: .failed("the MQTT client process \(how) before it started connecting"))
         } else if !stopping {
             onEvent(.ended("the MQTT client process \(how)"))
         }
@@ -209,18 +219,30 @@ final class MQTTClientProcess: @unchecked Sendable {
                 if !ok { state.stopping = true }
                 return state.startReply
             }
-            reply?.resume(returning: ok ? nil : reason)
+            reply?.resume(returning: ok ? .started : .failed(reason))
         case .connection(let connected, let reason):
             state.withLock { $0.connected = connected }
             onEvent(.connection(connected: connected, reason: reason))
         case .returned(let message):
             onEvent(.returned(message))
+        case .refused(let reason):
+            let reply = state.withLock { state in
+                defer { state.startReply = nil }
+                state.stopping = true
+                return state.startReply
+            }
+            reply?.resume(returning: .refused(reason))
         }
     }
 
     private static func describe(_ status: Int32) -> String {
         let signal = status & 0x7F
-        if signal == 0 { return "exited with status \((status >> 8) & 0xFF)" }
+        if signal == 0 {
+            let code = (status >> 8) & 0xFF
+            // It told why before it exited.
+            if code == MQTTClientChild.Status.loopEnded.rawValue { return "ended after the error above" }
+            return "exited with status \(code)"
+        }
         return "was killed by signal \(signal)\(signal == SIGKILL ? " (SIGKILL)" : "")"
     }
 }
