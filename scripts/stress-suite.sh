@@ -8,7 +8,8 @@
 #   --idle-runs N  first run it N times on an otherwise idle machine (the same clone: one build for all)
 #   --clone    run in a fresh clone of this checkout's HEAD (in a temporary folder, as CI does), not here
 #   --stop-on-failure  stop after the first failed run
-# The busy loops run at the tests' own priority and stop when the script ends, however it ends.
+# The busy loops run at the tests' own priority and stop when the script ends, however it ends. A failed run's log
+# is kept as /tmp/systole-stress-failed-run-N.log; with --clone the clone is kept too (its core files, if any).
 # Exit status: 0 when every run passed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +26,7 @@ while [ $# -gt 0 ]; do
     --hogs) hogs=$2; shift ;;
     --clone) clone=true ;;
     --stop-on-failure) stop_on_failure=true ;;
-    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "stress-suite: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -45,12 +46,21 @@ stop_hogs() {
   for pid in "${hog_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   hog_pids=()
 }
+keep_clone=false
 cleanup() {
   stop_hogs
-  [ -z "$work" ] || rm -rf "$work"
+  if $keep_clone; then
+    echo "stress-suite: the clone is kept for the failed run's logs and any core file: $work"
+  elif [ -n "$work" ]; then
+    rm -rf "$work"
+  fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+# A test process that crashes leaves a core file in its working directory (the clone, kept after a failure) where
+# the kernel's core_pattern allows it.
+ulimit -c unlimited 2>/dev/null || true
 
 here=$PWD
 if $clone; then
@@ -90,14 +100,16 @@ for run in $(seq 1 "$total"); do
   set -e
   seconds=$(($(date +%s) - started))
   # Swift Testing's own summary lines: "Test run with N tests ... passed/failed".
-  summary=$(grep -E "Test run with [0-9]+ tests" "$log" | sed 's/^.*Test run/Test run/' | paste -sd ';' -)
+  # A run that never reached a summary (a crash, a failed build) has none: said so below, never an exit here.
+  summary=$(grep -E "Test run with [0-9]+ tests" "$log" | sed 's/^.*Test run/Test run/' | paste -sd ';' - || true)
   load=$(cut -d' ' -f1-3 /proc/loadavg)
   if [ "$status" = 0 ]; then verdict=passed; else verdict="FAILED (exit $status)"; failed=$((failed + 1)); fi
   line="run $run ($kind): $verdict in $((seconds / 60)) min $((seconds % 60)) s; load $load; ${summary:-no test summary}"
   echo "$line"
   if [ "$status" != 0 ]; then
-    grep -E "✘|failed|FAILED|error:" "$log" | grep -v "^\s*$" | head -40 | sed 's/^/    /'
+    grep -E "✘|failed|FAILED|error:" "$log" | grep -v "^\s*$" | head -40 | sed 's/^/    /' || true
     [ "$here" = "$PWD" ] || cp "$log" "${TMPDIR:-/tmp}/systole-stress-failed-run-$run.log"
+    [ -z "$work" ] || keep_clone=true
   fi
   results+=("$line")
   if [ "$status" != 0 ] && $stop_on_failure; then break; fi
