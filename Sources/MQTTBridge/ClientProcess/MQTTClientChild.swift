@@ -49,10 +49,18 @@ public enum MQTTClientChild {
         let events = EventWriter()
         let flags = Flags()
         let client: MosquittoClient
+        var held: [String] = []
         do {
             client = try MosquittoClient(clientID: settings.clientID) { change in
                 flags.connected.withLock { $0 = change.connected }
-                events.send(.connection(change.connected, change.reason))
+                // What goes wrong inside the first connect (OpenSSL's words for a certificate it cannot check) is
+                // told with its failed start: systoled takes no connection events before the start's answer.
+                let held = flags.heldReasons.withLock { held -> Bool in
+                    guard held != nil else { return false }
+                    held?.append(change.reason)
+                    return true
+                }
+                if !held { events.send(.connection(change.connected, change.reason)) }
             }
             if let username = settings.username {
                 try client.setCredentials(username: username, password: settings.password)
@@ -61,8 +69,13 @@ public enum MQTTClientChild {
             try client.setWill(
                 MQTTMessage(topic: settings.willTopic, payload: settings.willPayload, qos: 1, retain: true)
             )
-            if let reason = try client.connect(host: settings.host, port: settings.port) {
-                events.send(.started(false, reason))
+            let failure = try client.connect(host: settings.host, port: settings.port)
+            held = flags.heldReasons.withLock { held in
+                defer { held = nil }
+                return held ?? []
+            }
+            if let failure {
+                events.send(.started(false, ([failure] + held).joined(separator: ": ")))
                 exit(Status.noStart.rawValue)
             }
         } catch {
@@ -70,6 +83,7 @@ public enum MQTTClientChild {
             exit(Status.noStart.rawValue)
         }
         events.send(.started(true, ""))
+        for reason in held { events.send(.connection(false, reason)) }
         let reader = Thread { [commands] in
             var commands = commands
             serve(&commands, client: client, events: events, flags: flags)
@@ -120,6 +134,8 @@ public enum MQTTClientChild {
 final class Flags: Sendable {
     let connected = Mutex(false)
     let stopping = Mutex(false)
+    /// Connection problems reported during the first connect, until it returns (then nil).
+    let heldReasons = Mutex<[String]?>([])
 }
 
 /// Writes the child's events to stdout, one whole frame at a time from any thread.
