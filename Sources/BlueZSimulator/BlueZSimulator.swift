@@ -353,7 +353,8 @@ public actor BlueZSimulator {
         let notification = sensors[index].behaviour.notification(at: time)
         guard !notification.dropped, !sensors[index].behaviour.isOutOfRange(at: time),
             let path = sensors[index].connectedVia, let device = devices[path], !device.disconnecting,
-            let gatt = device.gatt, !device.heartRateSessions.isEmpty || device.acquired != nil
+            let gatt = device.gatt, !device.heartRateSessions.isEmpty || device.acquired != nil,
+            time >= device.notifyingSince
         else { return }
         if device.acquired != nil {
             // Acquired: a datagram on the socket, Value left alone and no signal, as bluetoothd does.

@@ -64,6 +64,7 @@ extension BlueZSimulator {
         }
         _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
         devices[path]?.acquired = AcquiredSocket(fd: fds[0], client: client, since: now, dropsLeft: spec.dropFirst)
+        devices[path]?.notifyingSince = now
         device.gatt?.measurement.setProperty(Self.characteristicInterface, "NotifyAcquired", .boolean(true))
         // The reply takes a copy of the client's end; the binding closes this one once it has.
         return [.unixFD(fds[1]), .uint16(UInt16(sensors[device.sensor].spec.effectiveMTU))]

@@ -25,6 +25,10 @@ struct SimulatedDevice: Sendable {
     var batterySessions: Set<String> = []
     /// The 0x2A37 notify socket a client acquired (AcquireNotify), exclusive of every session above.
     var acquired: AcquiredSocket?
+    /// Simulator seconds since when 0x2A37 notifications reach clients: the latest of the link coming up, the first
+    /// session starting and the socket being acquired. A sensor sends nothing before it is subscribed, so a tick
+    /// that fell due earlier and runs late (the simulator was slow) is not sent after the subscription.
+    var notifyingSince = 0.0
 
     mutating func dropSessions(of client: String) {
         if heartRateSessions.remove(client) != nil, heartRateSessions.isEmpty {
@@ -181,6 +185,7 @@ extension BlueZSimulator {
         guard let device = devices[path] else { return }
         devices[path]?.connected = true
         devices[path]?.lastSeen = now
+        devices[path]?.notifyingSince = now
         sensors[device.sensor].connectedVia = path
         devices[path]?.object.setProperties(
             Self.deviceInterface,

@@ -247,6 +247,7 @@ extension BlueZSimulator {
         // A second StartNotify from the same client succeeds without a signal.
         guard !sessions.contains(client) else { return }
         if kind == .measurement {
+            if sessions.isEmpty { devices[path]?.notifyingSince = now }
             devices[path]?.heartRateSessions.insert(client)
         } else {
             devices[path]?.batterySessions.insert(client)
