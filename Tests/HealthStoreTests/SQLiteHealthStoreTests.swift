@@ -247,7 +247,7 @@ func recordWorkout(
         let probe = CommandRunner.productsDirectory.appendingPathComponent("health-store-probe")
         let path = folder.path
         let text = try await offThePool {
-            let process = Process()
+            let process = ChildProcess()
             process.executableURL = probe
             process.arguments = [path]
             let output = Pipe()

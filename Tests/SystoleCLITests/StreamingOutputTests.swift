@@ -10,7 +10,7 @@ import Testing
     /// while still running (nil if none arrives within `seconds`); the process is killed afterwards.
     func firstLineWhileRunning(_ arguments: [String], within seconds: Double) async throws -> (String?, Bool) {
         try await offThePool {
-            let process = Process()
+            let process = ChildProcess()
             process.executableURL = CommandRunner.productsDirectory.appendingPathComponent("systole")
             process.arguments = arguments
             let output = Pipe()

@@ -36,7 +36,7 @@ public struct CommandRunner {
             executable.hasPrefix("/")
             ? URL(fileURLWithPath: executable) : productsDirectory.appendingPathComponent(executable)
         guard FileManager.default.isExecutableFile(atPath: url.path) else { throw NotBuilt(path: url.path) }
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = url
         process.arguments = arguments
         let output = Pipe()

@@ -4,7 +4,7 @@ import Glibc
 /// A running `systoled` process with its store and live log in a folder of the test's, started the way systemd
 /// starts it (a notify socket) and ready once it sent `READY=1`.
 public final class DaemonProcess: @unchecked Sendable {
-    public let process: Process
+    public let process: ChildProcess
     public let folder: URL
     public let notify: NotifySocket
     private let errors: Pipe
@@ -34,7 +34,7 @@ public final class DaemonProcess: @unchecked Sendable {
             _ = FileManager.default.createFile(atPath: config, contents: Data())
         }
         notify = try NotifySocket.abstract()
-        process = Process()
+        process = ChildProcess()
         process.executableURL = CommandRunner.productsDirectory.appendingPathComponent("systoled")
         process.arguments =
             [

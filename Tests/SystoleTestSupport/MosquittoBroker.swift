@@ -14,7 +14,7 @@ public final class MosquittoBroker: @unchecked Sendable {
     public var caFile: String { folder.appendingPathComponent("ca.pem").path }
     /// Where it logs connections and errors (TLS handshakes that failed among them).
     public var logPath: String { folder.appendingPathComponent("mosquitto.log").path }
-    private var process: Process?
+    private var process: ChildProcess?
 
     public struct StartFailed: Error, CustomStringConvertible {
         public var description: String
@@ -68,7 +68,7 @@ public final class MosquittoBroker: @unchecked Sendable {
 
     /// Starts it and waits until it accepts connections.
     public func start() async throws {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
         process.arguments = ["-c", folder.appendingPathComponent("mosquitto.conf").path]
         process.standardOutput = FileHandle.nullDevice

@@ -12,7 +12,7 @@ public final class PostgresServer: @unchecked Sendable {
     public let password = "replica-secret-0123"
     public let database = "systole"
     private let superPassword = "super-secret-0123"
-    private var process: Process?
+    private var process: ChildProcess?
     private let binaries: URL
 
     public struct Failed: Error, CustomStringConvertible {
@@ -79,7 +79,7 @@ public final class PostgresServer: @unchecked Sendable {
 
     /// Starts the server and waits until it accepts connections (30 s at most).
     public func start() async throws {
-        let process = Process()
+        let process = ChildProcess()
         let (executable, arguments) = asPostgres(
             binaries.appendingPathComponent("postgres").path,
             [

@@ -5,7 +5,7 @@ import Synchronization
 public final class PrivateBus: @unchecked Sendable {
     /// The bus address (`unix:path=…`).
     public let address: String
-    private let process: Process
+    private let process: ChildProcess
     private let lifeline: Pipe
     /// dbus-daemon's process, killed by `stop()` itself: the lifeline alone is not enough (see `stop()`).
     private let daemonPID: pid_t
@@ -93,7 +93,7 @@ public final class PrivateBus: @unchecked Sendable {
         }
         // dbus-daemon ignores SIGTERM, and a test process that crashes must not leave buses behind: a shell
         // holds the daemon and kills it as soon as our end of its stdin closes (on stop() or on our death).
-        process = Process()
+        process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = [
             "-c",

@@ -3,7 +3,7 @@ import Foundation
 
 /// A running `systole-sim` process on a private bus, with its sensors' addresses.
 public final class SimulatorProcess: @unchecked Sendable {
-    public let process: Process
+    public let process: ChildProcess
     public let addresses: [String]
 
     /// Starts it on a thread of its own (see `offThePool`): waiting for its "ready" line blocks.
@@ -12,7 +12,7 @@ public final class SimulatorProcess: @unchecked Sendable {
     }
 
     private init(bus: PrivateBus, _ arguments: [String]) throws {
-        process = Process()
+        process = ChildProcess()
         process.executableURL = CommandRunner.productsDirectory.appendingPathComponent("systole-sim")
         process.arguments = ["--bus", bus.address] + arguments
         let output = Pipe()
