@@ -133,15 +133,21 @@ public struct BeatTimeline: Sendable {
         case burst
     }
 
+    /// The longest time between notifications taken for a sensor's pace: straps notify about once a second. A
+    /// longer gap is a stall or a silence, even before the pace is known (a connection's first notifications read
+    /// as a burst teach nothing), and is never learned: one would teach the timeline to take lost beats for a pace,
+    /// and stale detection to wait that long.
+    static let longestUsualInterval: Duration = .seconds(3)
+
     /// Learns the usual interval from the gap since the previous notification, and says how this one arrived.
     private mutating func learnPace(receivedAt: ContinuousClock.Instant) -> Pace {
         guard let lastNotification else { return .usual }
         let gap = receivedAt - lastNotification
-        if let usual = usualInterval, gap > usual * 1.6 + .milliseconds(150) { return .late }
+        if gap > usualInterval.map({ $0 * 1.6 + .milliseconds(150) }) ?? Self.longestUsualInterval { return .late }
         if gap >= .milliseconds(50), gap >= (usualInterval ?? .zero) * 0.5 {
             // A smoothed interval; late arrivals are left out so one stall does not teach the timeline to expect
             // more, and so are bursts, which would teach it to take the next ordinary interval for a stall.
-            usualInterval = usualInterval.map { $0 * 0.8 + gap * 0.2 } ?? gap
+            if gap <= Self.longestUsualInterval { usualInterval = usualInterval.map { $0 * 0.8 + gap * 0.2 } ?? gap }
             return .usual
         }
         return .burst

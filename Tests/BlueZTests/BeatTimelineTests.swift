@@ -230,6 +230,24 @@ import Testing
         #expect(timeline.usualInterval == .milliseconds(250))
     }
 
+    /// A connection's first notifications read as a burst (the pace still unknown), then ten seconds of silence
+    /// (notifications lost), then the sensor at its 5 Hz again with a beat every 0.83 s: the silence is not taken for
+    /// the sensor's pace, and the beats lost in it break the timeline once the sensor is heard at its pace.
+    @Test func aSilenceBeforeThePaceIsKnownIsNotLearnedAsThePace() {
+        var timeline = BeatTimeline()
+        var beat = 0
+        func notify(at time: Double) -> BeatTimeline.Placement {
+            beat += 1
+            return timeline.place(beat % 4 == 0 ? rr(830) : [], receivedAt: at(time))
+        }
+        for index in 0..<9 { _ = notify(at: 1 + Double(index) * 0.007) }
+        #expect(timeline.usualInterval == nil)
+        var breaks = 0
+        for index in 0..<40 where !notify(at: 11 + Double(index) * 0.2).isContinuous { breaks += 1 }
+        #expect(breaks == 1)
+        #expect(timeline.usualInterval.map { abs(($0 - .milliseconds(200)) / .milliseconds(1)) < 1 } == true)
+    }
+
     @Test func aFirstNotificationReachesBackAtMostItsWindow() {
         var timeline = BeatTimeline()
         // 255 beats a second apart: only those of the three seconds before the first receipt are placed.
