@@ -38,7 +38,23 @@ done
 
 source Benchmarks/ingest/side-by-side.sh
 side_setup replication
-SIDE_CLEANUP='[ -f "$WORK/postgres.pid" ] && kill -INT "$(cat "$WORK/postgres.pid")" 2> /dev/null || true'
+# PostgreSQL's fast shutdown still writes a checkpoint into its folder: WORK is removed only once the server is gone
+# (on a busy machine that takes seconds). The pid file names the server now running, restarted or not.
+stop_postgres() {
+  [ -f "$WORK/postgres.pid" ] || return 0
+  local pid
+  pid=$(cat "$WORK/postgres.pid")
+  kill -INT "$pid" 2> /dev/null || return 0
+  local state
+  for _ in $(seq 1200); do
+    # Gone, or exited and waiting to be reaped (a zombie: this shell started it).
+    state=$(ps -o stat= -p "$pid" 2> /dev/null) || return 0
+    [[ $state == Z* ]] && return 0
+    sleep 0.1
+  done
+  echo "ingest: PostgreSQL (pid $pid) did not stop within 120 s of SIGINT" >&2
+}
+SIDE_CLEANUP=stop_postgres
 
 PG_PORT=$(free_port)
 PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
