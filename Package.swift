@@ -141,7 +141,7 @@ let package = Package(
             name: "Daemon",
             dependencies: [
                 "BlueZ", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit", "HealthStore", "WorkoutAnalysis",
-                "WorkoutExport", "WorkoutReports", "LiveView", "LiveWeb", "MQTTBridge", "Replication",
+                "WorkoutExport", "WorkoutReports", "LiveView", "LiveWeb", "MQTTBridge", "Replication", "CMalloc",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -152,7 +152,7 @@ let package = Package(
         ),
         // glibc's <malloc.h>, which the Glibc module leaves out (systoled's single malloc arena).
         .systemLibrary(name: "CMalloc"),
-        .executableTarget(name: "systoled", dependencies: ["Daemon", "MQTTBridge", "CMalloc"]),
+        .executableTarget(name: "systoled", dependencies: ["Daemon"]),
 
         // MARK: The `systole` command line: commands live in a library so tests drive them too.
         .target(
@@ -169,7 +169,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "systole", dependencies: ["SystoleCLI"]),
+        // Also systoled when called by that name (the Debian package ships one binary for both).
+        .executableTarget(name: "systole", dependencies: ["SystoleCLI", "Daemon", "MQTTBridge"]),
 
         // MARK: Benchmarks (driven by scripts in Benchmarks/)
         .executableTarget(
