@@ -274,7 +274,7 @@ public final class BlueZClient: Sendable {
     ///
     /// `isIncluded` runs on the connection's loop thread before the event is queued: with many sensors streaming,
     /// leaving out the notifications a consumer does not want saves waking it for each of them. The values of a
-    /// notify session this client holds open (``GattCharacteristic/notifications(onValue:)``) go to that session
+    /// notify session this client holds open (``GattCharacteristic/notifications(routesValues:onValue:)``) go to that session
     /// alone, read on the bus's fast path: they reach no stream here and leave the cached `Value` as it was.
     public func events(
         under pathPrefix: String? = nil,
@@ -351,6 +351,16 @@ public final class BlueZClient: Sendable {
             )
         }
         return powered
+    }
+
+    /// The adapters a sensor may use: the one named `name`, or every powered adapter when nil (in path order), so
+    /// that a sensor in range of any of them is found.
+    ///
+    /// Errors are those of ``adapter(named:)``.
+    public func poweredAdapters(named name: String?) throws(BlueZError) -> [Adapter] {
+        let first = try adapter(named: name)
+        guard name == nil else { return [first] }
+        return adapters.filter(\.isPowered)
     }
 
     /// Every known device, in path order.

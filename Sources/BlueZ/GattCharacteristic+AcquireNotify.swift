@@ -4,7 +4,7 @@ import Foundation
 extension GattCharacteristic {
     /// Takes the characteristic's notifications over a socket (`AcquireNotify`) instead of the message bus: each
     /// notification is one datagram, read on the connection's loop thread beside the bus and handed to `onValue` as
-    /// ``notifications(onValue:)`` hands a signal's value, so a consumer cannot tell the two apart.
+    /// ``notifications(routesValues:onValue:)`` hands a signal's value, so a consumer cannot tell the two apart.
     ///
     /// While this session holds the characteristic, bluetoothd refuses StartNotify and AcquireNotify to every
     /// client (`NotPermitted`, "Notify acquired"), and does not update `Value`. The session ends, and

@@ -71,16 +71,23 @@ public struct GattCharacteristic: Sendable, Hashable {
     /// reconnecting), when the characteristic disappears, or when bluetoothd stops. The session is stopped
     /// (`StopNotify`) when the task waiting in `ended()` is cancelled. bluetoothd keeps one session per bus
     /// connection: a second session on the same connection shares it, and stopping either ends it.
+    ///
+    /// With `routesValues` false the caller has routed this characteristic's `Value` signals itself
+    /// (`DBusConnection.routeByteValue`), and only the rare signal that changes more than the value reaches
+    /// `onValue` from here. A caller does that to keep the values coming between sessions: bluetoothd resumes a
+    /// session by itself when the link comes back, before the caller has subscribed again.
     public func notifications(
+        routesValues: Bool = true,
         onValue: @escaping @Sendable (GattNotification) -> Void
     ) async throws(BlueZError) -> GattNotifySession {
         let (stream, continuation) = AsyncThrowingStream<GattNotification, any Error>.makeStream()
-        return try await notifications(stream, continuation, deliver: onValue)
+        return try await notifications(stream, continuation, routesValues: routesValues, deliver: onValue)
     }
 
     private func notifications(
         _ stream: AsyncThrowingStream<GattNotification, any Error>,
         _ continuation: AsyncThrowingStream<GattNotification, any Error>.Continuation,
+        routesValues: Bool,
         deliver: @escaping @Sendable (GattNotification) -> Void
     ) async throws(BlueZError) -> GattNotifySession {
         let path = path
@@ -110,26 +117,19 @@ public struct GattCharacteristic: Sendable, Hashable {
         }
         // The usual signal, a Value alone, is read straight from the message; the sink above takes any other
         // (bluetoothd may report Notifying in the same signal as a first value).
-        let route = client.connection.routeByteValue(
-            of: "Value",
-            interface: BlueZ.Interface.gattCharacteristic,
-            path: path,
-            sender: BlueZ.service
-        ) { bytes, receivedAt in
-            deliver(GattNotification(value: Array(bytes), receivedAt: receivedAt, receivedDate: Date()))
-        }
+        let route = routesValues ? Self.routeValues(of: path, on: client.connection, to: deliver) : nil
         let client = client
         do {
             _ = try await client.connection.callBlueZ(path, BlueZ.Interface.gattCharacteristic, "StartNotify")
         } catch {
             client.removeSink(sink)
-            client.connection.removeRoute(route)
+            if let route { client.connection.removeRoute(route) }
             continuation.finish()
             throw error
         }
         continuation.onTermination = { termination in
             client.removeSink(sink)
-            client.connection.removeRoute(route)
+            if let route { client.connection.removeRoute(route) }
             // Only a consumer that stopped listening ends the session; a vanished characteristic has none left.
             guard case .cancelled = termination else { return }
             Task {
@@ -137,6 +137,25 @@ public struct GattCharacteristic: Sendable, Hashable {
             }
         }
         return GattNotifySession(base: stream)
+    }
+}
+
+extension GattCharacteristic {
+    /// Hands each `Value` signal bluetoothd sends for the characteristic at `path` to `deliver`, read on the bus's
+    /// fast path, until the route is removed. Only bluetoothd's signals count: anyone may send one on a system bus.
+    public static func routeValues(
+        of path: String,
+        on connection: DBusConnection,
+        to deliver: @escaping @Sendable (GattNotification) -> Void
+    ) -> DBusByteValueRoute {
+        connection.routeByteValue(
+            of: "Value",
+            interface: BlueZ.Interface.gattCharacteristic,
+            path: path,
+            sender: BlueZ.service
+        ) { bytes, receivedAt in
+            deliver(GattNotification(value: Array(bytes), receivedAt: receivedAt, receivedDate: Date()))
+        }
     }
 }
 

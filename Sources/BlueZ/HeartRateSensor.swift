@@ -1,3 +1,4 @@
+import DBus
 import Foundation
 import HeartRateProfile
 import Synchronization
@@ -11,7 +12,7 @@ import Synchronization
 public final class HeartRateSensor: Sendable {
     /// Tuning for connection handling.
     public struct Options: Sendable {
-        /// The adapter to use (`hci1`); nil: the first powered adapter.
+        /// The adapter to use (`hci1`); nil: every powered adapter (the sensor is looked for on all of them).
         public var adapter: String?
         /// First reconnect delay; doubled after each failed attempt up to ``maximumReconnectDelay``.
         public var initialReconnectDelay: Duration = .seconds(1)
@@ -75,9 +76,9 @@ public final class HeartRateSensor: Sendable {
     public let events: AsyncStream<HeartRateSensorEvent>
     private let continuation: AsyncStream<HeartRateSensorEvent>.Continuation
     private let observer: (@Sendable (HeartRateSensorEvent) -> Void)?
-    private let state: Mutex<SharedState>
+    let state: Mutex<SharedState>
 
-    private struct SharedState {
+    struct SharedState {
         var connections = 0
         var chosen: BluetoothAddress?
         /// Everything from a notification's bytes to a reading.
@@ -89,6 +90,12 @@ public final class HeartRateSensor: Sendable {
         var early: [GattNotification] = []
         /// Devices that fell back from AcquireNotify to StartNotify, with why: their next connections do not try it.
         var acquireFallbacks: [BluetoothAddress: String] = [:]
+        /// The measurement's `Value` signals, routed from the first StartNotify for as long as the sensor runs:
+        /// bluetoothd resumes a StartNotify session by itself when the link comes back, before this sensor has
+        /// subscribed again, and what the strap sends meanwhile waits in `early` instead of being lost.
+        var standingRoute: (path: String, route: DBusByteValueRoute)?
+        /// Where the routed values go during a StartNotify session; nil between sessions.
+        var onValue: (@Sendable (GattNotification) -> Void)?
 
         init(limits: RadioLimits) { processor = HeartRateReadingProcessor(limits: limits) }
     }
@@ -143,11 +150,11 @@ public final class HeartRateSensor: Sendable {
     /// The sensor's address once known.
     public var address: BluetoothAddress? { state.withLock { $0.chosen } }
 
-    private func emit(_ event: HeartRateSensorEvent) {
+    func emit(_ event: HeartRateSensorEvent) {
         if let observer { observer(event) } else { continuation.yield(event) }
     }
 
-    private func report(_ state: SensorConnectionState) {
+    func report(_ state: SensorConnectionState) {
         let changed = self.state.withLock { shared -> Bool in
             guard shared.currentState != state else { return false }
             shared.currentState = state
@@ -162,6 +169,7 @@ public final class HeartRateSensor: Sendable {
     public func run() async {
         defer {
             options.claims?.release(ObjectIdentifier(self))
+            if let route = state.withLock({ $0.standingRoute?.route }) { client.connection.removeRoute(route) }
             continuation.finish()
         }
         var attempt = 0
@@ -171,7 +179,7 @@ public final class HeartRateSensor: Sendable {
         while !Task.isCancelled {
             do {
                 if options.registersAutoConnectProfile, client.isServiceRunning {
-                    let adapter = try client.adapter(named: options.adapter)
+                    let adapter = try profileAdapter()
                     let current = client.serviceGeneration
                     if profileRegisteredOn?.adapter != adapter.path || profileRegisteredOn?.generation != current {
                         let application = GattProfileApplication(root: "/org/systole/gatt/sensor\(Self.nextID())")
@@ -232,9 +240,24 @@ public final class HeartRateSensor: Sendable {
 
     /// One connection, from finding the sensor to losing it. Returns whether it got as far as streaming.
     private func session() async throws -> Bool {
-        let adapter = try client.adapter(named: options.adapter)
-        let device = try await findDevice(on: adapter)
-        guard let address = device.address else { throw BlueZError(.doesNotExist, "the device vanished") }
+        // What arrives after a subscribed connection ends belongs to the next one. An attempt that failed before
+        // subscribing leaves alone what arrived meanwhile: bluetoothd may have connected the sensor by itself and
+        // resumed the session while this attempt's own Connect() was still failing.
+        var subscribed = false
+        defer {
+            if subscribed {
+                state.withLock { shared in
+                    shared.onValue = nil
+                    shared.early = []
+                }
+            }
+        }
+        let adapters = try allowedAdapters()
+        let device = try await findDevice(on: adapters)
+        guard let address = device.address, let adapterPath = device.adapterPath else {
+            throw BlueZError(.doesNotExist, "the device vanished")
+        }
+        let adapter = Adapter(client: client, path: adapterPath)
         state.withLock { $0.chosen = address }
         emit(.identified(address: address, name: device.alias, manufacturer: device.manufacturerName))
         if adapter.isDiscovering {
@@ -245,7 +268,7 @@ public final class HeartRateSensor: Sendable {
         // Its GATT objects' values (the notifications themselves) are left out: nothing here reads them.
         let deviceEvents = client.events(under: device.path) { !$0.isCharacteristicValue }
         if !device.isConnected {
-            report(.connecting(address))
+            report(.connecting(address, adapter: adapter.name))
             try await device.connect()
         }
         report(.resolvingServices)
@@ -258,6 +281,7 @@ public final class HeartRateSensor: Sendable {
             )
         }
         var notifications = try await subscribe(measurement, device, address: address)
+        subscribed = true
         state.withLock { $0.connections += 1 }
         await readStaticValues(device)
         report(.streaming)
@@ -268,71 +292,6 @@ public final class HeartRateSensor: Sendable {
             notifications = try await subscribeAfterRelease(measurement, device, address: address)
         }
         return true
-    }
-
-    /// The device to connect: known to bluetoothd already, or found by discovery filtered to 0x180D.
-    private func findDevice(on adapter: Adapter) async throws -> BluetoothDevice {
-        if let device = knownDevice(on: adapter) { return device }
-        report(.searching)
-        let appeared = client.events(under: adapter.path)
-        try await adapter.setDiscoveryFilter(uuids: [.heartRateService], transport: .le)
-        do {
-            try await adapter.startDiscovery()
-        } catch {
-            // InProgress: our own session is still running (e.g. after a cancelled attempt).
-            guard error.kind == .inProgress else { throw error }
-        }
-        let found = await firstMatchingDevice(on: adapter, appeared)
-        try? await adapter.stopDiscovery()
-        guard let found else {
-            throw BlueZError(
-                .doesNotExist,
-                "no sensor matching \(target) found within \(options.discoveryTimeout): wake it (wear it, wet the "
-                    + "electrodes) and check the address with 'systole scan'"
-            )
-        }
-        return found
-    }
-
-    /// Waits up to the discovery timeout for the target to show up.
-    private func firstMatchingDevice(on adapter: Adapter, _ events: AsyncStream<BlueZEvent>) async -> BluetoothDevice? {
-        let timeout = options.discoveryTimeout
-        return await withTaskGroup(of: BluetoothDevice?.self) { group in
-            group.addTask {
-                if let device = self.knownDevice(on: adapter) { return device }
-                for await _ in events {
-                    if let device = self.knownDevice(on: adapter) { return device }
-                }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let found = await group.next() ?? nil
-            group.cancelAll()
-            return found
-        }
-    }
-
-    /// The target among the devices bluetoothd knows. Filters are merged between clients, so the UUID is checked.
-    private func knownDevice(on adapter: Adapter) -> BluetoothDevice? {
-        let devices = adapter.devices
-        if let chosen = address { return devices.first { $0.address == chosen } }
-        let candidates = devices.filter(\.isHeartRateSensor)
-        guard let claims = options.claims else {
-            return candidates.first(where: \.isConnected) ?? candidates.first(where: \.isPaired)
-                ?? candidates.first(where: { $0.rssi != nil })
-        }
-        // The same preference, among the sensors no other entry has or is configured with; the choice is claimed
-        // at once, so another "any" sensor looking at the same moment takes a different one.
-        let preferred =
-            candidates.filter(\.isConnected) + candidates.filter(\.isPaired) + candidates.filter { $0.rssi != nil }
-        guard let claimed = claims.claimFirst(of: preferred.compactMap(\.address), for: ObjectIdentifier(self)) else {
-            return nil
-        }
-        state.withLock { $0.chosen = claimed }
-        return devices.first { $0.address == claimed }
     }
 
     /// Waits for ServicesResolved and then for 0x2A37 to be in the cache: bluetoothd 5.66 signals
@@ -381,177 +340,6 @@ public final class HeartRateSensor: Sendable {
             }
             try await group.next()
             group.cancelAll()
-        }
-    }
-
-    /// Subscribes to 0x2A37 the way ``Options/notify`` says for this device (AcquireNotify, else StartNotify); pairs
-    /// first when the sensor refuses an unpaired host. Each notification is handled as it arrives, on the
-    /// connection's loop thread (no task of our own to wake per notification); the session only says when it ends.
-    private func subscribe(
-        _ measurement: GattCharacteristic,
-        _ device: BluetoothDevice,
-        address: BluetoothAddress
-    ) async throws -> NotifySubscription {
-        let asked = ContinuousClock.now
-        let onValue = notificationHandler(address: address, device: device)
-        let wanted = options.notifyOverrides[address] ?? options.notify
-        let fallback = state.withLock { $0.acquireFallbacks[address] }
-        let method = wanted == .acquire && fallback == nil ? NotifyMethod.acquire : .signal
-        let refusal: BlueZError
-        do {
-            return subscribed(try await open(measurement, method, onValue), method, reason: fallback, asked: asked)
-        } catch {
-            refusal = error
-        }
-        // Not a pairing matter: another client holds the notifications exclusively.
-        let heldByAnother = Self.isHeldByAnother(refusal)
-        if heldByAnother, method == .signal { throw Self.heldByAnother }
-        let needsPairing = [BlueZError.Kind.notPermitted, .notAuthorized, .authenticationFailed].contains(refusal.kind)
-        if options.pairsWhenRequired, needsPairing, !device.isPaired, !heldByAnother {
-            report(.pairing)
-            if let agent = options.agent {
-                try await agent.pair(device)
-            } else {
-                try await device.pair()
-            }
-            do {
-                return subscribed(try await open(measurement, method, onValue), method, reason: fallback, asked: asked)
-            } catch {
-                guard method == .acquire, device.isConnected else { throw error }
-                fallBack(address, "AcquireNotify was refused after pairing: \(error)")
-            }
-        } else if method == .acquire, device.isConnected {
-            fallBack(address, Self.acquireRefusal(refusal))
-        } else {
-            throw refusal
-        }
-        do {
-            return subscribed(
-                try await measurement.notifications(onValue: onValue),
-                .signal,
-                reason: self.fallback(address),
-                asked: asked
-            )
-        } catch {
-            throw Self.isHeldByAnother(error) ? Self.heldByAnother : error
-        }
-    }
-
-    private static func isHeldByAnother(_ error: BlueZError) -> Bool {
-        error.kind == .notPermitted && error.message.contains("Notify acquired")
-    }
-
-    /// What a client is told when bluetoothd refuses it because another client acquired the notifications.
-    private static let heldByAnother = BlueZError(
-        .notPermitted,
-        "another program holds this sensor's notifications through AcquireNotify (systoled with notify = "
-            + "\"acquire\", or 'systole monitor --notify acquire'), and bluetoothd lets no one else subscribe "
-            + "meanwhile: stop that program, or set this sensor to \"signal\" under [bluetooth] in systoled's "
-            + "configuration"
-    )
-
-    private func open(
-        _ measurement: GattCharacteristic,
-        _ method: NotifyMethod,
-        _ onValue: @escaping @Sendable (GattNotification) -> Void
-    ) async throws(BlueZError) -> GattNotifySession {
-        switch method {
-        case .acquire: try await measurement.acquireNotifications(timeout: options.acquireTimeout, onValue: onValue)
-        case .signal: try await measurement.notifications(onValue: onValue)
-        }
-    }
-
-    /// A subscription and the path it takes.
-    private struct NotifySubscription {
-        var session: GattNotifySession
-        var method: NotifyMethod
-        /// When the subscription was asked for: no notification of it was sent before.
-        var asked: ContinuousClock.Instant
-    }
-
-    private func subscribed(
-        _ session: GattNotifySession,
-        _ method: NotifyMethod,
-        reason: String?,
-        asked: ContinuousClock.Instant
-    ) -> NotifySubscription {
-        emit(.notifying(method, reason: method == .signal ? reason : nil))
-        return NotifySubscription(session: session, method: method, asked: asked)
-    }
-
-    private static func acquireRefusal(_ error: BlueZError) -> String {
-        switch error.kind {
-        case .timeout: "AcquireNotify got no answer within the time allowed"
-        case .unknownObject: "bluetoothd does not offer AcquireNotify"
-        default: "AcquireNotify was refused: \(error)"
-        }
-    }
-
-    /// Remembers that `address` uses StartNotify from now on, and why.
-    private func fallBack(_ address: BluetoothAddress, _ reason: String) {
-        state.withLock { $0.acquireFallbacks[address] = reason }
-    }
-
-    private func fallback(_ address: BluetoothAddress) -> String? {
-        state.withLock { $0.acquireFallbacks[address] }
-    }
-
-    /// StartNotify after an acquired socket was closed: bluetoothd releases it when it notices the hang-up, so for a
-    /// moment it may still refuse with "Notify acquired".
-    private func subscribeAfterRelease(
-        _ measurement: GattCharacteristic,
-        _ device: BluetoothDevice,
-        address: BluetoothAddress
-    ) async throws -> NotifySubscription {
-        let asked = ContinuousClock.now
-        let onValue = notificationHandler(address: address, device: device)
-        var attempt = 0
-        while true {
-            attempt += 1
-            do {
-                return subscribed(
-                    try await measurement.notifications(onValue: onValue),
-                    .signal,
-                    reason: fallback(address),
-                    asked: asked
-                )
-            } catch {
-                guard attempt < 20, error.kind == .notPermitted || error.kind == .inProgress else { throw error }
-                try await Task.sleep(for: .milliseconds(100))
-            }
-        }
-    }
-
-    /// What each notification goes to: held until streaming begins, then handled as it arrives.
-    private func notificationHandler(
-        address: BluetoothAddress,
-        device: BluetoothDevice
-    ) -> @Sendable (GattNotification) -> Void {
-        state.withLock { shared in
-            shared.handlesNotifications = false
-            shared.early = []
-        }
-        return { [weak self] notification in
-            guard let self else { return }
-            let now = self.state.withLock { shared -> Bool in
-                if !shared.handlesNotifications { shared.early.append(notification) }
-                return shared.handlesNotifications
-            }
-            if now { self.handle(notification, address: address, device: device) }
-        }
-    }
-
-    /// Handles the notifications that arrived before streaming began, then lets later ones be handled as they
-    /// arrive. Any arriving meanwhile wait their turn, so the order is kept.
-    private func startHandlingNotifications(address: BluetoothAddress, device: BluetoothDevice) {
-        while true {
-            let waiting = state.withLock { shared -> [GattNotification] in
-                if shared.early.isEmpty { shared.handlesNotifications = true }
-                defer { shared.early = [] }
-                return shared.early
-            }
-            if waiting.isEmpty { return }
-            for notification in waiting { handle(notification, address: address, device: device) }
         }
     }
 
@@ -644,7 +432,7 @@ public final class HeartRateSensor: Sendable {
         }
     }
 
-    private func handle(
+    func handle(
         _ notification: GattNotification,
         address: BluetoothAddress,
         device: BluetoothDevice

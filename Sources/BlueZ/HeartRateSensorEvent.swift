@@ -19,9 +19,10 @@ public enum SensorTarget: Sendable, Hashable, CustomStringConvertible {
 
 /// Where a sensor's connection stands.
 public enum SensorConnectionState: Sendable, Hashable, CustomStringConvertible {
-    /// Discovering: the sensor is not known to bluetoothd yet.
-    case searching
-    case connecting(BluetoothAddress)
+    /// Discovering on these adapters (`hci0`): the sensor is not known to bluetoothd yet.
+    case searching(adapters: [String])
+    /// Connecting to the sensor through this adapter.
+    case connecting(BluetoothAddress, adapter: String)
     /// Connected; waiting for bluetoothd to resolve GATT services.
     case resolvingServices
     /// Pairing, because the sensor refused notifications to an unpaired host.
@@ -38,8 +39,8 @@ public enum SensorConnectionState: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .searching: "searching"
-        case .connecting(let address): "connecting to \(address)"
+        case .searching(let adapters): "searching on \(adapters.joined(separator: ", "))"
+        case .connecting(let address, let adapter): "connecting to \(address) on \(adapter)"
         case .resolvingServices: "resolving services"
         case .pairing: "pairing"
         case .streaming: "streaming"

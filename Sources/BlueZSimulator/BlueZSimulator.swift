@@ -157,7 +157,9 @@ public actor BlueZSimulator {
         }
         // Devices paired earlier are loaded from storage at start, as bluetoothd does.
         for sensor in sensors where sensor.pairedAtStart || sensor.bonded {
-            for adapter in adapters { addDevice(sensor: sensor.index, adapter: adapter.index, paired: true) }
+            for adapter in adapters where scenario.adapters[adapter.index].seesSensors {
+                addDevice(sensor: sensor.index, adapter: adapter.index, paired: true)
+            }
         }
         try await watchClients(on: connection)
         let reply = try await connection.requestName("org.bluez", flags: [.doNotQueue])

@@ -49,9 +49,17 @@ public struct Scenario: Codable, Sendable, Equatable {
         public var address: String?
         public var powered = true
         public var alias: String?
-        public init(address: String? = nil, powered: Bool = true) {
+        /// Whether the sensors are in this adapter's range: when false its discovery finds nothing and no sensor is
+        /// paired with it (a second adapter across the house, or a dongle whose antenna is elsewhere).
+        public var seesSensors = true
+        /// Whether discovery reports an RSSI: some controllers (the kernel's btvirt ones among them) report none,
+        /// and bluetoothd then leaves the property out.
+        public var reportsRSSI = true
+        public init(address: String? = nil, powered: Bool = true, seesSensors: Bool = true, reportsRSSI: Bool = true) {
             self.address = address
             self.powered = powered
+            self.seesSensors = seesSensors
+            self.reportsRSSI = reportsRSSI
         }
     }
 
@@ -259,10 +267,15 @@ extension Scenario.Window {
 
 extension Scenario.AdapterSpec {
     public init(from decoder: any Decoder) throws {
-        let r = try DefaultingReader(decoder, allowed: ["address", "powered", "alias"])
+        let r = try DefaultingReader(
+            decoder,
+            allowed: ["address", "powered", "alias", "seesSensors", "reportsRSSI"]
+        )
         try r.read("address", into: &address)
         try r.read("powered", into: &powered)
         try r.read("alias", into: &alias)
+        try r.read("seesSensors", into: &seesSensors)
+        try r.read("reportsRSSI", into: &reportsRSSI)
     }
 }
 

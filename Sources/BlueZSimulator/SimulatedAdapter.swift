@@ -224,6 +224,8 @@ extension BlueZSimulator {
     /// Reports sensors in range that pass any client's filter (BlueZ merges filters; clients must re-check).
     func discoveryTick(adapter: Int, time: Double) {
         let filters = Array(adapters[adapter].discoveryClients.values)
+        let spec = scenario.adapters[adapter]
+        guard spec.seesSensors else { return }
         for sensor in sensors where sensor.inRange && sensor.connectedVia == nil {
             guard filters.contains(where: { $0.accepts(sensor.advertisedUUIDs) }) else { continue }
             let path = devicePath(adapter: adapter, sensor: sensor.index)
@@ -238,7 +240,12 @@ extension BlueZSimulator {
             let rssi = max(-100, min(-30, previous + Double.random(in: -3...3, using: &airRandom)))
             adapters[adapter].lastRSSI[sensor.index] = rssi
             if devices[path] == nil {
-                addDevice(sensor: sensor.index, adapter: adapter, paired: false, rssi: Int16(rssi))
+                addDevice(
+                    sensor: sensor.index,
+                    adapter: adapter,
+                    paired: false,
+                    rssi: spec.reportsRSSI ? Int16(rssi) : nil
+                )
             } else if let device = devices[path], device.sensor != sensor.index, !device.connected {
                 // Another device advertising the same address (an impostor): bluetoothd keeps one object per
                 // address and takes the name and data of the latest advertisement; a Connect() reaches this one.
@@ -257,7 +264,7 @@ extension BlueZSimulator {
                     changes["Alias"] = .string(sensor.name)
                 }
                 device.object.setProperties(Self.deviceInterface, changes, emitUnchanged: true)
-            } else {
+            } else if spec.reportsRSSI {
                 devices[path]?.object.setProperties(
                     Self.deviceInterface,
                     ["RSSI": .int16(Int16(rssi))],

@@ -28,7 +28,7 @@ public struct DaemonOptions: ParsableArguments {
     )
     public var liveLog: String?
 
-    @Option(help: "The Bluetooth adapter, like hci0 (default: the first powered one).")
+    @Option(help: "The Bluetooth adapter, like hci0 (default: every powered adapter).")
     public var adapter: String?
 
     @Option(name: .customLong("sensor"), help: "A sensor to keep connected: an address, or 'any' (repeatable).")

@@ -7,7 +7,7 @@ struct BluetoothOptions: ParsableArguments {
     @Option(help: "Bus where bluetoothd is: 'system' (default), 'session', or an address such as unix:path=/run/bus.")
     var bus = "system"
 
-    @Option(help: ArgumentHelp("Adapter to use, e.g. hci1 (default: the first powered adapter).", valueName: "hciN"))
+    @Option(help: ArgumentHelp("Adapter to use, e.g. hci1 (default: every powered adapter).", valueName: "hciN"))
     var adapter: String?
 
     func validate() throws {
@@ -32,10 +32,10 @@ struct BluetoothOptions: ParsableArguments {
         }
     }
 
-    /// The adapter the user asked for, or a failure naming the problem.
-    func selectAdapter(_ client: BlueZClient) throws -> Adapter {
+    /// The adapter the user asked for, or every powered one; or a failure naming the problem.
+    func selectAdapters(_ client: BlueZClient) throws -> [Adapter] {
         do {
-            return try client.adapter(named: adapter)
+            return try client.poweredAdapters(named: adapter)
         } catch {
             throw Self.failure(error)
         }

@@ -60,7 +60,8 @@ struct MonitorCommand: AsyncParsableCommand {
             client.close()
             client.connection.close()
         }
-        let adapter = try bluetooth.selectAdapter(client)
+        // Checked here so that a missing adapter is an error at once, not a reconnect loop.
+        _ = try bluetooth.selectAdapters(client)
         let agent = PairingAgent()
         do {
             try await agent.register(with: client)
@@ -70,7 +71,7 @@ struct MonitorCommand: AsyncParsableCommand {
             printError("systole: warning: could not register a pairing agent (\(error)); pairing may fail")
         }
         let target: SensorTarget = try address.map { .address(try BluetoothAddress($0)) } ?? .anyHeartRateSensor
-        var options = HeartRateSensor.Options(adapter: adapter.name)
+        var options = HeartRateSensor.Options(adapter: bluetooth.adapter)
         options.agent = agent
         options.discoveryTimeout = .seconds(10)
         options.notify = notify

@@ -9,8 +9,9 @@ struct ScanCommand: AsyncParsableCommand {
         commandName: "scan",
         abstract: "List Bluetooth LE heart-rate sensors in range (address, name, maker, RSSI, paired).",
         discussion: """
-            Discovers devices advertising the Heart Rate service (0x180D) for --seconds, through bluetoothd. \
-            Wake a chest strap first: wet the electrodes and put it on.
+            Discovers devices advertising the Heart Rate service (0x180D) for --seconds, through bluetoothd, on \
+            every powered adapter (or --adapter); with several, each sensor says which adapter sees it. Wake a \
+            chest strap first: wet the electrodes and put it on.
             """
     )
 
@@ -32,24 +33,38 @@ struct ScanCommand: AsyncParsableCommand {
             client.close()
             client.connection.close()
         }
-        let adapter = try bluetooth.selectAdapter(client)
-        do {
-            try await adapter.setDiscoveryFilter(uuids: [.heartRateService], transport: .le)
-            try await adapter.startDiscovery()
-        } catch {
-            throw BluetoothOptions.failure(error)
+        let adapters = try bluetooth.selectAdapters(client)
+        var discovering: [Adapter] = []
+        for adapter in adapters {
+            do {
+                try await adapter.setDiscoveryFilter(uuids: [.heartRateService], transport: .le)
+                try await adapter.startDiscovery()
+                discovering.append(adapter)
+            } catch {
+                // One adapter that cannot scan should not hide what the others see.
+                guard adapters.count > 1 else { throw BluetoothOptions.failure(error) }
+                printError("systole: warning: cannot scan on \(adapter.name): \(error.message)")
+            }
+        }
+        guard !discovering.isEmpty else {
+            throw CommandFailure.invalidInput("no adapter could scan (\(adapters.map(\.name).joined(separator: ", ")))")
         }
         try? await Task.sleep(for: .seconds(seconds))
         // Read what discovery saw before stopping it: BlueZ drops RSSI when discovery stops.
-        let sensors = adapter.devices.filter(\.isHeartRateSensor).map(SensorListing.init)
-        try? await adapter.stopDiscovery()
+        let showsAdapter = adapters.count > 1
+        let sensors = discovering.flatMap { adapter in
+            adapter.devices.filter(\.isHeartRateSensor).map {
+                SensorListing($0, adapter: adapter.name, showsAdapter: showsAdapter)
+            }
+        }
+        for adapter in discovering { try? await adapter.stopDiscovery() }
         for sensor in sensors.sorted(by: { ($0.rssi ?? -128) > ($1.rssi ?? -128) }) {
             print(json ? sensor.jsonLine() : sensor.textLine())
         }
         if sensors.isEmpty, !json {
             printError(
-                "no heart-rate sensors found on \(adapter.name) in \(seconds) s: wake the sensor (wear it) and "
-                    + "try again"
+                "no heart-rate sensors found on \(discovering.map(\.name).joined(separator: ", ")) in \(seconds) s: "
+                    + "wake the sensor (wear it) and try again"
             )
         }
     }
@@ -63,8 +78,14 @@ struct SensorListing: Encodable {
     var rssi: Int16?
     var paired: Bool
     var connected: Bool
+    /// The adapter that sees it (`hci0`).
+    var adapter: String
+    /// Whether the text form names the adapter: only when there are several.
+    var showsAdapter: Bool
 
-    init(_ device: BluetoothDevice) {
+    init(_ device: BluetoothDevice, adapter: String, showsAdapter: Bool = false) {
+        self.adapter = adapter
+        self.showsAdapter = showsAdapter
         address = device.address?.description ?? device.path
         name = device.name
         manufacturer = device.manufacturerName
@@ -79,6 +100,7 @@ struct SensorListing: Encodable {
         parts.append(rssi.map { "\($0) dBm" } ?? "RSSI unknown")
         if paired { parts.append("paired") }
         if connected { parts.append("connected") }
+        if showsAdapter { parts.append("on \(adapter)") }
         return parts.joined(separator: " · ")
     }
 
@@ -88,7 +110,7 @@ struct SensorListing: Encodable {
         return String(decoding: try! encoder.encode(self), as: UTF8.self)
     }
 
-    enum CodingKeys: String, CodingKey { case address, name, manufacturer, rssi, paired, connected }
+    enum CodingKeys: String, CodingKey { case address, name, manufacturer, rssi, paired, connected, adapter }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -98,5 +120,6 @@ struct SensorListing: Encodable {
         try container.encode(rssi, forKey: .rssi)
         try container.encode(paired, forKey: .paired)
         try container.encode(connected, forKey: .connected)
+        try container.encode(adapter, forKey: .adapter)
     }
 }

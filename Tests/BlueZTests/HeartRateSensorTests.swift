@@ -28,7 +28,10 @@ import Testing
             // the sensor registered may beat its own Connect()); no attempt failed on the way.
             let start = events.states.prefix(while: { $0 != .streaming })
             #expect(
-                start.filter { $0 != .searching && $0 != .connecting(readings[0].sensor) } == [.resolvingServices],
+                start.filter {
+                    $0 != .searching(adapters: ["hci0"]) && $0 != .connecting(readings[0].sensor, adapter: "hci0")
+                }
+                    == [.resolvingServices],
                 "\(events.states)"
             )
         }
@@ -193,7 +196,10 @@ import Testing
             let states = events.states
             let start = states.prefix(while: { $0 != .streaming })
             #expect(
-                start.filter { $0 != .searching && $0 != .connecting(events.readings[0].sensor) } == [
+                start.filter {
+                    $0 != .searching(adapters: ["hci0"])
+                        && $0 != .connecting(events.readings[0].sensor, adapter: "hci0")
+                } == [
                     .resolvingServices
                 ],
                 "\(states)"
@@ -329,7 +335,7 @@ import Testing
             let events = await collect(sensor) { events in
                 events.states.contains { if case .disconnected = $0 { true } else { false } }
             }
-            #expect(events.states.first == .searching)
+            #expect(events.states.first == .searching(adapters: ["hci0"]))
             let reason = events.states.compactMap { if case .disconnected(let r) = $0 { r } else { nil } }.first
             #expect(reason?.contains("no sensor matching 00:11:22:33:44:55 found") == true)
         }

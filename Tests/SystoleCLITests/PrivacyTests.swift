@@ -254,6 +254,32 @@ import Testing
         #expect(statuses?.contains { $0.contains("bpm") } == false, "\(statuses ?? [])")
     }
 
+    /// `systole tail` for a user outside the group: the live log's folder is closed to them (as /var/log/systole is,
+    /// 0750), so the file looks missing to a stat; the command must say it is a permission matter, not "is systoled
+    /// running?". A member reads it.
+    @Test func theLiveLogIsForTheGroupOnlyAndAnOutsiderIsToldSo() async throws {
+        let s = try await Setup()
+        defer { s.stop() }
+        let logFolder = s.daemon.folder.path
+        #expect(try await s.systole(.root, "start").status == 0)
+        try await s.daemon.waitForLiveLog(2)
+        // As systemd's LogsDirectory= leaves it: root:systole, 0750; the log itself 0640 in the group.
+        for (path, mode) in [(logFolder, 0o750), (s.daemon.liveLogPath, 0o640)] {
+            #expect(chown(path, 0, s.group.id) == 0 && chmod(path, mode_t(mode)) == 0, "\(path): errno \(errno)")
+        }
+        let outsider = try await s.run(.nobody, "systole", ["tail", "--file", s.daemon.liveLogPath])
+        #expect(outsider.status == 1)
+        #expect(outsider.standardError.contains("permission denied"), "\(outsider.standardError)")
+        #expect(outsider.standardError.contains("group 'systole'"), "\(outsider.standardError)")
+        #expect(!outsider.standardError.contains("does not exist"), "\(outsider.standardError)")
+        #expect(!outsider.standardOutput.contains("bpm="))
+        let member = try await s.run(.member, "systole", ["tail", "--file", s.daemon.liveLogPath, "-n", "2"])
+        #expect(member.status == 0, "\(member.standardError)")
+        #expect(member.standardOutput.contains("bpm="), "\(member.standardOutput)")
+        let missing = try await s.run(.member, "systole", ["tail", "--file", logFolder + "/elsewhere.log"])
+        #expect(missing.standardError.contains("does not exist"), "\(missing.standardError)")
+    }
+
     @Test func filesAndFoldersSystoledCreatesAreForItsGroupOnlyWhateverStartsIt() async throws {
         // This test process has umask 022, as a shell usually has: systoled must not pass it on.
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("systoled-modes-\(UUID())")

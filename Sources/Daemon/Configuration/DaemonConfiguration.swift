@@ -38,7 +38,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     }
 
     public var bus: DBusBus = .system
-    /// `hciN`; nil: the first powered adapter.
+    /// `hciN`; nil: every powered adapter.
     public var adapter: String?
     public var storePath: String
     public var sensors: [Sensor] = [.any]

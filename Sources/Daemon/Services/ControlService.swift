@@ -483,30 +483,41 @@ final class ControlService: Service, Sendable {
         guard seconds > 0, seconds <= 60 else {
             throw DBusError(name: ControlAPI.ErrorName.invalidArguments, message: "scan for 0 to 60 seconds")
         }
-        let devices = try await bluetooth { () async throws -> [BluetoothDevice] in
-            let adapter = try client.adapter(named: adapter)
-            try await adapter.setDiscoveryFilter(uuids: [.heartRateService])
+        let devices = try await bluetooth { () async throws -> [(BluetoothDevice, Adapter)] in
+            let adapters = try client.poweredAdapters(named: adapter)
             // A sensor still searching may have discovery running already on this connection; then it is
             // shared, and left running for the sensor.
-            var started = true
-            do {
-                try await adapter.startDiscovery()
-            } catch {
-                guard let refusal = error as? BlueZError, refusal.kind == .inProgress else { throw error }
-                started = false
+            var started: [Adapter] = []
+            var refusal: (any Error)?
+            for adapter in adapters {
+                do {
+                    try await adapter.setDiscoveryFilter(uuids: [.heartRateService])
+                    try await adapter.startDiscovery()
+                    started.append(adapter)
+                } catch let error as BlueZError where error.kind == .inProgress {
+                    continue
+                } catch {
+                    refusal = refusal ?? error
+                }
             }
+            if started.isEmpty, adapters.allSatisfy({ !$0.isDiscovering }), let refusal { throw refusal }
             try? await Task.sleep(for: .seconds(seconds))
-            if started { try? await adapter.stopDiscovery() }
-            return adapter.devices.filter { $0.uuids.contains(.heartRateService) }
+            // Read before stopping: bluetoothd drops a device's RSSI when discovery stops.
+            let found = adapters.flatMap { adapter in
+                adapter.devices.filter { $0.uuids.contains(.heartRateService) }.map { ($0, adapter) }
+            }
+            for adapter in started { try? await adapter.stopDiscovery() }
+            return found
         }
         let map = DBusType.propertyMap
         return [
             .array(
                 map,
-                devices.map { device in
+                devices.map { device, adapter in
                     var values: [String: DBusValue] = [
                         "paired": .boolean(device.isPaired),
                         "connected": .boolean(device.isConnected),
+                        "adapter": .string(adapter.name),
                     ]
                     values["address"] = device.address.map { .string($0.description) }
                     values["name"] = device.alias.map(DBusValue.string)

@@ -105,6 +105,8 @@ final class SensorManager: Service, Sendable {
     private let malformedLog = Mutex<[Int: RejectionLogLimiter]>([:])
     /// Per sensor and reason: when to log values rejected by the radio limits.
     private let rejectionLog = Mutex<[Key: RejectionLogLimiter]>([:])
+    /// Per sensor (by configuration index): which connection states to log.
+    private let journals = Mutex<[Int: SensorJournal]>([:])
     /// Readings of the current bus wakeup not yet published (nil: none).
     private let heldReadings = Mutex<[DaemonReading]?>(nil)
 
@@ -206,9 +208,12 @@ final class SensorManager: Service, Sendable {
 
     private func take(_ event: HeartRateSensorEvent, index: Int) {
         // Connection changes go to the journal: they are what explains a gap in a workout.
-        if case .state(let state) = event {
+        // A failure that repeats while the sensor stays away is logged once (see SensorJournal).
+        if case .state(let state) = event,
+            let line = journals.withLock({ $0[index, default: SensorJournal()].line(for: state) })
+        {
             let address = statuses.withLock { $0[index]?.address }
-            logger.info("sensor \(address ?? "any"): \(state)")
+            logger.info("sensor \(address ?? "any"): \(line)")
         }
         // A fallback is logged once: the sensor remembers it, and its later connections report the same reason.
         if case .notifying(_, let reason?) = event, statuses.withLock({ $0[index]?.notifyFallback }) != reason {

@@ -2,6 +2,10 @@ import ArgumentParser
 import ControlAPI
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `systole tail [-f] [--json]`: the live bpm log systoled writes, in either form whatever form the file has.
 struct TailCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -24,13 +28,7 @@ struct TailCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard let handle = FileHandle(forReadingAtPath: file) else {
-            throw CommandFailure.invalidInput(
-                FileManager.default.fileExists(atPath: file)
-                    ? "cannot read \(file): run as a member of group 'systole', or as root"
-                    : "\(file) does not exist: is systoled running, and is --file its live_log.path?"
-            )
-        }
+        let handle = try Self.open(file)
         let existing = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
         for line in existing.split(separator: "\n").suffix(lines) { emit(String(line)) }
         guard follow else { return }
@@ -53,6 +51,26 @@ struct TailCommand: AsyncParsableCommand {
                 emit(String(partial[..<newline]))
                 partial = String(partial[partial.index(after: newline)...])
             }
+        }
+    }
+
+    /// The live log opened for reading, or a failure that says why not. The error comes from open(2) itself: the
+    /// log's folder is closed to users outside group systole, and to them the file looks missing to a stat.
+    static func open(_ path: String) throws -> FileHandle {
+        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor < 0 else { return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true) }
+        switch errno {
+        case EACCES, EPERM:
+            throw CommandFailure.invalidInput(
+                "cannot read \(path): permission denied. The live log holds heart rate, so only group 'systole' "
+                    + "may read it: run as a member (sudo usermod -aG systole $USER, then log in again), or as root"
+            )
+        case ENOENT:
+            throw CommandFailure.invalidInput(
+                "\(path) does not exist: is systoled running, and is --file its live_log.path?"
+            )
+        case let code:
+            throw CommandFailure.invalidInput("cannot read \(path): \(String(cString: strerror(code)))")
         }
     }
 
