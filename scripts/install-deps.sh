@@ -25,14 +25,20 @@
 #   bluez-test-tools  btvirt (virtual LE controllers), hciconfig
 #   bluez-test-scripts example-gatt-server (the Heart Rate peripheral)
 #   python3-dbus, python3-gi  what that example and our advertiser run on
+# With --package, what scripts/package.sh builds and checks the Debian package with:
+#   debhelper, dpkg-dev  dh and dpkg-buildpackage
+#   fakeroot          not needed by the build (Rules-Requires-Root: no), but dpkg-buildpackage looks for it
+#   lintian           the package's check
 #
-# usage: scripts/install-deps.sh [--vm]
+# usage: scripts/install-deps.sh [--vm | --package]
 set -euo pipefail
 packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev pkg-config dbus python3 python3-venv systemd chromium
   libmosquitto-dev mosquitto openssl postgresql-15 postgresql-client-15)
 if [ "${1:-}" = --vm ]; then
   packages=(qemu-system-x86 linux-image-amd64 busybox-static cpio kmod dbus bluez bluez-test-tools
     bluez-test-scripts python3 python3-dbus python3-gi)
+elif [ "${1:-}" = --package ]; then
+  packages=(debhelper dpkg-dev fakeroot lintian xz-utils python3)
 fi
 
 if ! command -v swift >/dev/null 2>&1; then

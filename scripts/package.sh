@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds the Debian package, dist/systole_VERSION_ARCH.deb, from this checkout (a clean clone does), and checks it
+# with lintian: any error or warning fails. Installs what it needs first (debhelper, lintian; idempotent).
+#
+# usage: scripts/package.sh [--no-lintian]
+# Install it with: sudo apt install ./dist/systole_*.deb
+set -euo pipefail
+cd "$(dirname "$0")/.."
+lintian=true
+for argument in "$@"; do
+  case "$argument" in
+    --no-lintian) lintian=false ;;
+    -h | --help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "package: unknown argument '$argument' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+scripts/install-deps.sh
+scripts/install-deps.sh --package
+
+# dpkg-buildpackage writes next to the source folder; what it writes is moved into dist/.
+version=$(dpkg-parsechangelog -S Version)
+arch=$(dpkg-architecture -qDEB_HOST_ARCH)
+parent=$(dirname "$PWD")
+dpkg-buildpackage --build=binary --no-sign
+mkdir -p dist
+for file in "systole_${version}_${arch}.deb" "systole_${version}_${arch}.buildinfo" "systole_${version}_${arch}.changes"; do
+  mv -f "$parent/$file" dist/
+done
+deb=dist/systole_${version}_${arch}.deb
+echo "package: $deb, $(stat -c %s "$deb") bytes"
+if $lintian; then
+  # --fail-on error,warning: a warning fails the build as an error does; overrides carry their reason.
+  lintian --fail-on error,warning --info "$deb"
+  echo "package: lintian reports no error and no warning"
+fi
