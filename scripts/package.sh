@@ -10,7 +10,7 @@ lintian=true
 for argument in "$@"; do
   case "$argument" in
     --no-lintian) lintian=false ;;
-    -h | --help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "package: unknown argument '$argument' (see --help)" >&2; exit 2 ;;
   esac
 done
