@@ -99,18 +99,17 @@ extension HeartRateSensor {
 
     /// Routes `measurement`'s values to this sensor until it stops (a route already there for its path is kept).
     private func keepRouting(_ measurement: GattCharacteristic) {
+        // Only this sensor's session task calls this, so nothing changes the route between the check and the swap.
+        guard state.withLock({ $0.standingRoute?.path }) != measurement.path else { return }
         let connection = client.connection
-        let replaced = state.withLock { shared -> DBusByteValueRoute?? in
-            guard shared.standingRoute?.path != measurement.path else { return .none }
-            defer { shared.standingRoute = nil }
-            return .some(shared.standingRoute?.route)
-        }
-        guard let replaced else { return }
-        if let replaced { connection.removeRoute(replaced) }
         let route = GattCharacteristic.routeValues(of: measurement.path, on: connection) { [weak self] notification in
             self?.takeRouted(notification)
         }
-        state.withLock { $0.standingRoute = (measurement.path, route) }
+        let replaced = state.withLock { shared in
+            defer { shared.standingRoute = (measurement.path, route) }
+            return shared.standingRoute?.route
+        }
+        if let replaced { connection.removeRoute(replaced) }
     }
 
     /// The most notifications kept between sessions: five minutes of a 4 Hz sensor.

@@ -251,7 +251,7 @@ extension BlueZSimulator {
                 // address and takes the name and data of the latest advertisement; a Connect() reaches this one.
                 devices[path]?.sensor = sensor.index
                 var changes: [String: DBusValue?] = [
-                    "RSSI": .int16(Int16(rssi)), "Name": .string(sensor.name),
+                    "RSSI": spec.reportsRSSI ? .int16(Int16(rssi)) : nil, "Name": .string(sensor.name),
                     "ManufacturerData": .dictionary(
                         key: .uint16,
                         value: .variant,

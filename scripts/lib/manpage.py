@@ -78,7 +78,7 @@ def usage(path, command):
     return " ".join(parts)
 
 
-def subcommands(path, command, depth):
+def subcommands(path, command):
     out = []
     for sub in command.get("subcommands") or []:
         if not sub.get("shouldDisplay", True) or sub["commandName"] == "help":
@@ -90,7 +90,7 @@ def subcommands(path, command, depth):
         if sub.get("discussion"):
             out += paragraphs(sub["discussion"])
         out += arguments(sub)
-        out += subcommands(here, sub, depth + 1)
+        out += subcommands(here, sub)
     return out
 
 
@@ -108,7 +108,7 @@ def page(info, section, date, version):
         out += [".SH DESCRIPTION"] + paragraphs(command["discussion"])
     if command.get("arguments"):
         out += [".SH OPTIONS"] + arguments(command)
-    subs = subcommands([name], command, 1)
+    subs = subcommands([name], command)
     if subs:
         out += [".SH SUBCOMMANDS"] + subs
     return "\n".join(out) + "\n"

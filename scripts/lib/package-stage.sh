@@ -15,9 +15,8 @@ source scripts/lib/release-build.sh
 
 # The release build the other scripts make (one build tree for all). -Osize was measured and left out: it made the
 # .deb 1.7 % smaller (docs/operations.md, "The Debian package").
-PACKAGE_BUILD_FLAGS=("${RELEASE_BUILD_FLAGS[@]}" ${SYSTOLE_PACKAGE_FLAGS:-})
-swift build "${PACKAGE_BUILD_FLAGS[@]}" --product systole
-bin=$(swift build "${PACKAGE_BUILD_FLAGS[@]}" --show-bin-path)
+swift build "${RELEASE_BUILD_FLAGS[@]}" --product systole
+bin=$(swift build "${RELEASE_BUILD_FLAGS[@]}" --show-bin-path)
 
 rm -rf "$stage"
 install -d "$stage/usr/bin" "$stage/usr/sbin" "$stage/etc/systole" "$stage/usr/share/man/man1" \

@@ -70,7 +70,10 @@ struct TailCommand: AsyncParsableCommand {
                 "\(path) does not exist: is systoled running, and is --file its live_log.path?"
             )
         case let code:
-            throw CommandFailure.invalidInput("cannot read \(path): \(String(cString: strerror(code)))")
+            throw CommandFailure.invalidInput(
+                "cannot read \(path): \(String(cString: strerror(code))); --file takes the live log, live_log.path in "
+                    + "systoled's configuration"
+            )
         }
     }
 
