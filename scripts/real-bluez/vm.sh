@@ -6,11 +6,17 @@
 # peripheral advertises. The guest sees this machine's files read-only under a tmpfs overlay, so nothing it writes
 # stays, except in $BZ_OUT.
 #
-# usage: scripts/real-bluez/vm.sh [--run-dir DIR] [--timeout SECONDS] [--verbose] [--] COMMAND [ARGS...]
+# With --systemd, systemd is PID 1 instead of a shell (vm/guest-systemd.sh): Debian's dbus.service and
+# bluetooth.service bring up the stack as on an installed machine, btvirt's controllers before bluetoothd and the
+# peripheral after it, and the command runs as a unit once they are up (the boot's journal is kept as
+# RUN_DIR/journal.txt). The guest's /tmp is a tmpfs of its own, which Debian's tmp.conf empties at boot.
+#
+# usage: scripts/real-bluez/vm.sh [--systemd] [--run-dir DIR] [--timeout SECONDS] [--verbose] [--] COMMAND [ARGS...]
 #   --run-dir DIR   where the VM's logs and $BZ_OUT (DIR/out) go; kept. Without it a folder under
 #                   ~/.cache/systole-bzvm/runs/ is used and removed when the command succeeds.
 #   --timeout S     the whole VM is killed after S seconds (default 300).
 #   --verbose       the guest's console on standard error as it runs.
+#   --systemd       systemd as PID 1 (above).
 # The command sees BZ_PERIPHERAL_ADAPTER=hci0, BZ_PERIPHERAL_ADDR, BZ_CENTRAL_ADAPTER=hci1, BZ_CENTRAL_ADDR, and
 # BZ_OUT. Its output is printed once the VM is off. Exit status: the command's, or 125 when the VM or the stack in
 # it failed first (the console's tail says why).
@@ -25,11 +31,15 @@ cache=${XDG_CACHE_HOME:-$HOME/.cache}/systole-bzvm
 run_dir=""
 timeout=300
 verbose=0
+stage2=guest-init.sh
+memory=512
 while [ $# -gt 0 ]; do
   case "$1" in
     --run-dir) run_dir=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
     --verbose) verbose=1; shift ;;
+    # systemd, its journal and an installed package need more memory than the shell's stack alone.
+    --systemd) stage2=guest-systemd.sh; memory=1024; shift ;;
     --) shift; break ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "vm: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -118,13 +128,13 @@ fi
 status=0
 # The host's root is shared read-only (multidevs=remap: it spans several filesystems); the run dir read-write.
 timeout -s KILL "$timeout" qemu-system-x86_64 \
-  -accel tcg,thread=multi,tb-size=128 -m 512 -smp 2 \
+  -accel tcg,thread=multi,tb-size=128 -m "$memory" -smp 2 \
   -nodefaults -no-user-config -display none -no-reboot \
   -serial "file:$run_dir/console.log" \
   -kernel "$kernel" -initrd "$initrd" \
   -virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
   -virtfs "local,path=$run_dir,mount_tag=run,security_model=none" \
-  -append "console=ttyS0 loglevel=4 panic=-1 systole.stage2=$here/vm/guest-init.sh" \
+  -append "console=ttyS0 loglevel=4 panic=-1 systole.stage2=$here/vm/$stage2" \
   > "$run_dir/qemu.log" 2>&1 || status=$?
 if [ -n "$console" ]; then
   sleep 0.3
