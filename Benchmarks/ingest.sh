@@ -193,7 +193,8 @@ WAKEUP_SETTLE=5 WAKEUP_SECONDS=10
 # readings logged in the window are counted too (they show it streamed while measured).
 wakeup_phase() {
   local name=$1 address=$2 workout=$3 live_log=()
-  printf 'bus = "%s"\nstore = "%s/wakeups-%s.sqlite"\nsensors = ["%s"]\n\n[live_log]\npath = "%s/wakeups-%s.log"\n' \
+  # On signals, as the main run below (docs/performance.md's wakeups are the signal path's).
+  printf 'bus = "%s"\nstore = "%s/wakeups-%s.sqlite"\nsensors = ["%s"]\n\n[live_log]\npath = "%s/wakeups-%s.log"\n\n[bluetooth]\nnotify = "signal"\n' \
     "$BUS" "$WORK" "$name" "$address" "$WORK" "$name" > "$WORK/wakeups-$name.toml"
   "$BIN/systoled" --config "$WORK/wakeups-$name.toml" 2> "$WORK/wakeups-$name.err" &
   PHASE_PID=$!
@@ -287,6 +288,11 @@ wait "$IDLE_PID" 2> /dev/null || true
   # One file for the whole run: the report and the latency follower read live.log only, and at thousands of
   # readings a second the default size limit would rotate it in the middle of the window.
   echo "max_size = 1073741824"
+  # StartNotify beside bleak's own sessions, as two clients of one bluetoothd share a sensor (AcquireNotify, the
+  # default, would be refused while bleak listens; Benchmarks/ingest.sh --notify compares the two paths).
+  echo
+  echo "[bluetooth]"
+  echo "notify = \"signal\""
 } > "$WORK/systoled.toml"
 "$BIN/systoled" --config "$WORK/systoled.toml" 2> "$WORK/systoled.err" &
 DAEMON_PID=$!

@@ -278,18 +278,18 @@ import WorkoutKit
         #expect(error("[athletes]\n" + many.joined(separator: "\n"))?.reason.contains("more than 256") == true)
     }
 
-    @Test func notifyIsSignalUnlessSetAndMaySetEachSensor() throws {
+    @Test func notifyIsAcquireUnlessSetAndMaySetEachSensor() throws {
         let defaults = try configuration("")
-        #expect(defaults.bluetooth.notify == .signal && defaults.bluetooth.notifyBySensor.isEmpty)
+        #expect(defaults.bluetooth.notify == .acquire && defaults.bluetooth.notifyBySensor.isEmpty)
         let c = try configuration(
             """
             [bluetooth]
-            notify = "acquire"
-            "a0:9e:1a:94:8d:23" = "signal"
+            notify = "signal"
+            "a0:9e:1a:94:8d:23" = "acquire"
             """
         )
-        #expect(c.bluetooth.notify == .acquire)
-        #expect(c.bluetooth.notifyBySensor == [try BluetoothAddress("A0:9E:1A:94:8D:23"): .signal])
+        #expect(c.bluetooth.notify == .signal)
+        #expect(c.bluetooth.notifyBySensor == [try BluetoothAddress("A0:9E:1A:94:8D:23"): .acquire])
         for (text, expected) in [
             ("notify = \"fast\"", "notify in [bluetooth] must be \"signal\""),
             ("notify = 1", "not an integer"),

@@ -2,12 +2,13 @@ import BlueZ
 import DBus
 
 extension DaemonConfiguration {
-    /// How the sensors' notifications travel (`[bluetooth]`): `notify = "signal"` (StartNotify, through the message
-    /// bus; the default) or `"acquire"` (AcquireNotify, a socket per sensor past the bus), and per sensor with its
-    /// address as the key (`"A0:9E:1A:94:8D:23" = "signal"`).
+    /// How the sensors' notifications travel (`[bluetooth]`): `notify = "acquire"` (AcquireNotify, a socket per
+    /// sensor past the bus; the default) or `"signal"` (StartNotify, through the message bus), and per sensor with
+    /// its address as the key (`"A0:9E:1A:94:8D:23" = "signal"`).
     public struct Bluetooth: Sendable, Equatable {
-        /// The method for every sensor not named below.
-        public var notify = NotifyMethod.signal
+        /// The method for every sensor not named below. AcquireNotify by default: on StartNotify bluetoothd announces
+        /// every heart rate in a signal any local user may receive, and health data stays with group systole.
+        public var notify = NotifyMethod.acquire
         /// The method of particular sensors, by address.
         public var notifyBySensor: [BluetoothAddress: NotifyMethod] = [:]
 
