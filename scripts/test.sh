@@ -3,7 +3,9 @@
 # Installs what is missing, checks the systemd unit and the formatting, builds every target with warnings as errors,
 # runs the whole test suite (the decoder's vectors are in Tests/HeartRateProfileTests/Resources),
 # runs the short form of the real-stack test (scripts/test-real-bluez.sh --short: the real systoled against bluetoothd
-# and BlueZ's example Heart Rate peripheral in a VM, then the same steps against systole-sim, compared on D-Bus), runs
+# and BlueZ's example Heart Rate peripheral in a VM, then the same steps against systole-sim, compared on D-Bus),
+# installs the Debian package (of the debug build) under systemd in that VM and checks it (scripts/test-package.sh
+# --short), runs
 # short smoke versions of the benchmark, torture and radio-fuzz scripts (so they cannot rot; their figures are
 # not the product's: debug build, few sensors, few seconds), then fuzzes the payload decoder briefly ($SYSTOLE_FUZZ_SECONDS, default 30;
 # 0 skips it).
@@ -30,6 +32,9 @@ swift test --skip-build --filter ReplicationTests
 
 echo "== the real Bluetooth stack (bluetoothd 5.66 in a VM), short form, and systole-sim held to it"
 scripts/test-real-bluez.sh --short
+
+echo "== the Debian package under systemd (in the VM, systemd as PID 1), short form"
+scripts/test-package.sh --short
 
 echo "== smoke: Benchmarks/ingest.sh (5 sensors, 4 s, with bleak; --notify; --outputs; --replication) and scripts/torture.sh (3 workouts, disk full)"
 Benchmarks/ingest.sh --debug --check --sensors 5 --rate 4 --seconds 4 --warmup 2

@@ -8,6 +8,7 @@
 #   usr/share/man/man1/systole.1, man8/systoled.8   from the commands' own help
 #
 # usage: scripts/lib/package-stage.sh STAGE
+# With SYSTOLE_PACKAGE_BUILD=debug (scripts/package.sh --test-build) it takes the debug build instead.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 stage=${1:?usage: package-stage.sh STAGE}
@@ -15,8 +16,9 @@ source scripts/lib/release-build.sh
 
 # The release build the other scripts make (one build tree for all). -Osize was measured and left out: it made the
 # .deb 1.7 % smaller (docs/operations.md, "The Debian package").
-swift build "${RELEASE_BUILD_FLAGS[@]}" --product systole
-bin=$(swift build "${RELEASE_BUILD_FLAGS[@]}" --show-bin-path)
+build_flags "${SYSTOLE_PACKAGE_BUILD:-release}"
+swift build "${BUILD_FLAGS[@]}" --product systole
+bin=$(swift build "${BUILD_FLAGS[@]}" --show-bin-path)
 
 rm -rf "$stage"
 install -d "$stage/usr/bin" "$stage/usr/sbin" "$stage/etc/systole" "$stage/usr/share/man/man1" \
