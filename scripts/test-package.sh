@@ -66,7 +66,7 @@ echo "test-package: the packages took $(($(date +%s) - started)) s to build"
 mkdir -p "${XDG_CACHE_HOME:-$HOME/.cache}/systole-bzvm/runs"
 run=$(mktemp -d "${XDG_CACHE_HOME:-$HOME/.cache}/systole-bzvm/runs/package.XXXXXX")
 status=0
-scripts/real-bluez/vm.sh --systemd --run-dir "$run" --timeout 1200 -- \
+scripts/real-bluez/vm.sh --systemd --run-dir "$run" --timeout 1800 -- \
   bash "$PWD/scripts/real-bluez/package-in-vm.sh" "$deb" ${previous:+"$previous"} || status=$?
 echo "test-package: $(($(date +%s) - started)) s in all (the VM's run dir: $run)"
 case $status in
