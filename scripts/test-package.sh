@@ -7,8 +7,9 @@
 # machine is never touched: the guest writes to a tmpfs over a read-only view of it.
 #
 # The long form (the default) builds the package as shipped (scripts/package.sh: release build, lintian) and the
-# previous version's from a git revision (--previous, default the tag v0.1.0) in a worktree, or takes it as built
-# (--previous-deb), and installs the previous one first: the upgrade must keep the workout and the configuration. The short form (--short, run by
+# previous version's from a git revision (--previous, default 0055099, 0.1.0's commit) in a worktree, or takes it
+# as built (--previous-deb), and installs the previous one first: the upgrade must keep the workout and the
+# configuration. The short form (--short, run by
 # scripts/test.sh) packages the test command's own debug build (scripts/package.sh --test-build) and leaves the
 # upgrade out.
 #
@@ -16,7 +17,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 short=false
-previous_revision=v0.1.0
+# 0.1.0, the first package (the tag v0.1.0 where tags were kept).
+previous_revision=00550994d720cb1e40aa338db544e70ed6685aff
 previous_deb=""
 while [ $# -gt 0 ]; do
   case "$1" in
