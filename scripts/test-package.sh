@@ -9,9 +9,8 @@
 # The long form (the default) builds the package as shipped (scripts/package.sh: release build, lintian) and the
 # previous version's from a git revision (--previous, default 0055099, 0.1.0's commit) in a worktree, or takes it
 # as built (--previous-deb), and installs the previous one first: the upgrade must keep the workout and the
-# configuration. The short form (--short, run by
-# scripts/test.sh) packages the test command's own debug build (scripts/package.sh --test-build) and leaves the
-# upgrade out.
+# configuration. The short form (--short, run by scripts/test.sh) packages the test command's own debug build
+# (scripts/package.sh --test-build) and leaves the upgrade out.
 #
 # usage: scripts/test-package.sh [--short] [--previous REVISION | --previous-deb FILE]
 set -euo pipefail
@@ -25,7 +24,7 @@ while [ $# -gt 0 ]; do
     --short) short=true ;;
     --previous) previous_revision=$2; shift ;;
     --previous-deb) previous_deb=$2; shift ;;
-    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "test-package: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift

@@ -79,11 +79,21 @@ def write_package(header, items):
 
 
 def main():
-    if len(sys.argv) < 3:
-        sys.exit(__doc__)
-    source, target = sys.argv[1], sys.argv[2]
-    keep = set(sys.argv[4:]) if len(sys.argv) > 3 and sys.argv[3] == "--keep" else set(DEFAULT_KEEP)
-    header, items = read_package(open(source, "rb").read())
+    arguments = sys.argv[1:]
+    if len(arguments) < 2 or (len(arguments) > 2 and (arguments[2] != "--keep" or len(arguments) == 3)):
+        sys.exit("usage: icu-trim.py IN.dat OUT.dat [--keep LOCALE ...] (see the top of scripts/lib/icu-trim.py)")
+    source, target = arguments[0], arguments[1]
+    keep = set(arguments[3:]) if len(arguments) > 2 else set(DEFAULT_KEEP)
+    try:
+        data = open(source, "rb").read()
+    except OSError as error:
+        sys.exit(f"icu-trim: cannot read {source}: {error.strerror}")
+    if len(data) < 8:
+        sys.exit(f"icu-trim: {source} is not an ICU data package (only {len(data)} bytes)")
+    try:
+        header, items = read_package(data)
+    except (struct.error, ValueError, UnicodeDecodeError) as error:
+        sys.exit(f"icu-trim: {source}'s table of contents is damaged ({error}); is it ICU's common data?")
     kept = [(name, item) for name, item in items if wanted(name, keep)]
     out = write_package(header, kept)
     open(target, "wb").write(out)
