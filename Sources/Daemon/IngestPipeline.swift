@@ -13,7 +13,7 @@ struct RecordedReading: Sendable {
 /// 1. **Loop-thread stage**, on the D-Bus connection's thread, for everything one bus tick read. A
 ///    `PropertiesChanged` carrying a characteristic's `Value: ay` alone is read straight from libdbus's buffer
 ///    (`DBus/ByteValueChange`) and routed by object path to the notify session of its `HeartRateSensor`
-///    (`DBusConnection.routeByteValue`); a sensor on AcquireNotify (`[bluetooth] notify = "acquire"`) has a socket
+///    (`DBusConnection.routeByteValue`); a sensor on AcquireNotify (`[bluetooth] notify`, the default) has a socket
 ///    instead, polled with the bus and read in the same tick (`DBusConnection.readDatagrams`), each datagram handed
 ///    to the same session handler. The sensor's `HeartRateReadingProcessor` bounds the rate, decodes 0x2A37 and
 ///    places the RR intervals; ``SensorManager`` publishes the tick's readings as one batch. Any other message
