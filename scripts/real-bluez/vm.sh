@@ -9,7 +9,8 @@
 # With --systemd, systemd is PID 1 instead of a shell (vm/guest-systemd.sh): Debian's dbus.service and
 # bluetooth.service bring up the stack as on an installed machine, btvirt's controllers before bluetoothd and the
 # peripheral after it, and the command runs as a unit once they are up (the boot's journal is kept as
-# RUN_DIR/journal.txt). The guest's /tmp is a tmpfs of its own, which Debian's tmp.conf empties at boot.
+# RUN_DIR/journal.txt). Debian's tmp.conf, which would empty /tmp at boot, is masked: a checkout under /tmp stays
+# visible.
 #
 # usage: scripts/real-bluez/vm.sh [--systemd] [--run-dir DIR] [--timeout SECONDS] [--verbose] [--] COMMAND [ARGS...]
 #   --run-dir DIR   where the VM's logs and $BZ_OUT (DIR/out) go; kept. Without it a folder under
