@@ -34,6 +34,7 @@
 #        Benchmarks/ingest.sh --notify [signal|acquire|both] [--sensors N] [--rate HZ] [--seconds S] [--no-bleak]
 #                             [--json] [--debug] [--check] [--sweep]   (systoled over StartNotify signals and over
 #                                          AcquireNotify sockets, and bleak: Benchmarks/ingest/notify.sh)
+#   --sync second|commit: systoled's [store] sync (default second, its default; commit syncs every commit).
 #   defaults: 100 sensors at 4 Hz, 60 s measured after a 10 s warm-up (a sweep step measures 10 s).
 #   --debug uses the debug build (for smoke runs: its figures are not the product's); --check exits 1 when a
 #   consumer lost more than 5 % of the notifications, systoled logged no reading, or in the one-strap phase it
@@ -47,7 +48,7 @@ for argument in "$@"; do
   if [ "$argument" = --notify ]; then exec Benchmarks/ingest/notify.sh "$@"; fi
 done
 
-SENSORS=100 RATE=4 MEASURE=60 WARMUP=10 BLEAK=1 JSON=0 SWEEP=0 CONFIG=release CHECK=0 WAKEUPS=both
+SENSORS=100 RATE=4 MEASURE=60 WARMUP=10 BLEAK=1 JSON=0 SWEEP=0 CONFIG=release CHECK=0 WAKEUPS=both SYNC=second
 while [ $# -gt 0 ]; do
   case "$1" in
     --sensors) SENSORS=$2; shift ;;
@@ -61,6 +62,7 @@ while [ $# -gt 0 ]; do
     --sweep) SWEEP=1 ;;
     --debug) CONFIG=debug ;;
     --check) CHECK=1 ;;
+    --sync) SYNC=$2; shift ;;
     -h|--help) sed -n '2,/^set /{/^#/p}' "$0"; exit 0 ;;
     *) echo "ingest: unknown option $1 (see --help)" >&2; exit 64 ;;
   esac
@@ -81,7 +83,8 @@ if [ "$SWEEP" = 1 ]; then
   # sweep_step RATE: one step at RATE Hz a sensor; prints its row, sets null_ok and sd_ok, and raises the bests.
   sweep_step() {
     local out offered null_rate null_loss sd_rate sd_loss sd_dropped
-    out=$("$0" --sensors "$SENSORS" --rate "$1" --seconds "$step_seconds" --warmup 5 --no-bleak --no-wakeups --json)
+    out=$("$0" --sensors "$SENSORS" --rate "$1" --seconds "$step_seconds" --warmup 5 --no-bleak --no-wakeups --json \
+      --sync "$SYNC")
     read -r offered null_rate null_loss sd_rate sd_loss sd_dropped < <(python3 -c '
 import json, sys
 r = json.loads(sys.argv[1])
@@ -194,8 +197,8 @@ WAKEUP_SETTLE=5 WAKEUP_SECONDS=10
 wakeup_phase() {
   local name=$1 address=$2 workout=$3 live_log=()
   # On signals, as the main run below (docs/performance.md's wakeups are the signal path's).
-  printf 'bus = "%s"\nstore = "%s/wakeups-%s.sqlite"\nsensors = ["%s"]\n\n[live_log]\npath = "%s/wakeups-%s.log"\n\n[bluetooth]\nnotify = "signal"\n' \
-    "$BUS" "$WORK" "$name" "$address" "$WORK" "$name" > "$WORK/wakeups-$name.toml"
+  printf 'bus = "%s"\nsensors = ["%s"]\n\n[store]\npath = "%s/wakeups-%s.sqlite"\nsync = "%s"\n\n[live_log]\npath = "%s/wakeups-%s.log"\n\n[bluetooth]\nnotify = "signal"\n' \
+    "$BUS" "$address" "$WORK" "$name" "$SYNC" "$WORK" "$name" > "$WORK/wakeups-$name.toml"
   "$BIN/systoled" --config "$WORK/wakeups-$name.toml" 2> "$WORK/wakeups-$name.err" &
   PHASE_PID=$!
   if [ "$workout" = 1 ]; then
@@ -278,10 +281,13 @@ wait "$IDLE_PID" 2> /dev/null || true
 
 {
   echo "bus = \"$BUS\""
-  echo "store = \"$WORK/health.sqlite\""
   # The sweep floods on purpose: lift the per-sensor rate bound (12 a second) out of its way.
   echo "notification_limit = 10000"
   printf 'sensors = [%s]\n' "$(printf '"%s", ' "${ADDRESSES[@]}" | sed 's/, $//')"
+  echo
+  echo "[store]"
+  echo "path = \"$WORK/health.sqlite\""
+  echo "sync = \"$SYNC\""
   echo
   echo "[live_log]"
   echo "path = \"$WORK/live.log\""
@@ -312,4 +318,5 @@ NULL_PID=
 if ! grep -q ' bpm=' "$WORK/live.log" 2> /dev/null; then
   { echo "ingest: systoled logged no reading; the end of its log:"; tail -20 "$WORK/systoled.err"; } >&2
 fi
+[ "$JSON" = 1 ] || echo "systoled's [store] sync = \"$SYNC\""
 python3 Benchmarks/ingest/report.py "$WORK" "$SENSORS" "$RATE" "$JSON" "$CHECK"

@@ -25,6 +25,7 @@
 #   bluez-test-tools  btvirt (virtual LE controllers), hciconfig
 #   bluez-test-scripts example-gatt-server (the Heart Rate peripheral)
 #   python3-dbus, python3-gi  what that example and our advertiser run on
+#   e2fsprogs         mkfs.ext4 for scripts/power-cut.sh's virtual disk, e2fsck in the guest
 # With --package, what scripts/package.sh builds and checks the Debian package with:
 #   debhelper, dpkg-dev  dh and dpkg-buildpackage
 #   fakeroot          not needed by the build (Rules-Requires-Root: no), but dpkg-buildpackage looks for it
@@ -36,7 +37,7 @@ packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev pkg-config dbus python3 
   libmosquitto-dev mosquitto openssl postgresql-15 postgresql-client-15)
 if [ "${1:-}" = --vm ]; then
   packages=(qemu-system-x86 linux-image-amd64 busybox-static cpio kmod dbus bluez bluez-test-tools
-    bluez-test-scripts python3 python3-dbus python3-gi)
+    bluez-test-scripts python3 python3-dbus python3-gi e2fsprogs)
 elif [ "${1:-}" = --package ]; then
   packages=(debhelper dpkg-dev fakeroot lintian xz-utils python3)
 fi

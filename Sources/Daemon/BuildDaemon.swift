@@ -150,7 +150,8 @@ public func buildDaemon(
             path: configuration.storePath,
             commitsInPlace: { WorkoutThread.isCurrent },
             commitObserver: { [commitDuration = metrics.commitDuration] in commitDuration.record(duration: $0) },
-            keepsChangeLog: configuration.replication != nil
+            keepsChangeLog: configuration.replication != nil,
+            synchronization: configuration.storeSync == .commit ? .everyCommit : .everySecond
         )
     } catch {
         throw DaemonStartError(description: "\(error)", exitCode: 73)

@@ -4,14 +4,18 @@ import WorkoutKit
 
 /// The durable ``HealthStore``: one SQLite file in WAL mode, written through GRDB.
 ///
-/// Durability: `save(_:workoutID:)` returns once its samples are committed with `synchronous = FULL`, so a
-/// returned save survives a crash of the process and a power loss. Samples arriving together are committed
-/// together (group commit): a save commits at once unless a commit is under way, and then shares the next one,
-/// so what is in flight (not yet returned, and lost on power loss) is at most two commits' worth.
+/// Durability: `save(_:workoutID:)` returns once its samples are committed, so a returned save survives a crash of
+/// the process; whether it also survives a power cut at once or within a set time is the store's
+/// ``Synchronization``. Every other write (workouts, the journal, deletions) is synced before it returns. Samples
+/// arriving together are committed together (group commit): a save commits at once unless a commit is under way,
+/// and then shares the next one, so what is in flight (not yet returned) is at most two commits' worth.
 public final class SQLiteHealthStore: HealthStore {
     public let path: String
     let pool: DatabasePool
     private let writer: GroupCommitWriter
+    /// Syncs the log when commits are not synced (``Synchronization/periodically(interval:)``); nil when every
+    /// commit is.
+    private let logSync: LogSync?
     /// Whether changes are logged for a replica (see ChangeLog).
     public let keepsChangeLog: Bool
 
@@ -30,13 +34,15 @@ public final class SQLiteHealthStore: HealthStore {
     ///   thread that ran it; systoled's /metrics shows them as a histogram.
     /// - Parameter keepsChangeLog: whether every change (samples saved, workouts saved and deleted) is also logged,
     ///   in its own transaction, for a replica to take (``changes(after:limit:sampleLimit:)``).
+    /// - Parameter synchronization: when samples' commits reach the disk (every other write is synced at once).
     public convenience init(
         path: String,
         calendar: Calendar = .current,
         maximumSize: Int? = nil,
         commitsInPlace: @escaping @Sendable () -> Bool = { false },
         commitObserver: (@Sendable (Duration) -> Void)? = nil,
-        keepsChangeLog: Bool = false
+        keepsChangeLog: Bool = false,
+        synchronization: Synchronization = .everyCommit
     ) throws(HealthStoreError) {
         try self.init(
             path: path,
@@ -45,7 +51,8 @@ public final class SQLiteHealthStore: HealthStore {
             commitsInPlace: commitsInPlace,
             commitObserver: commitObserver,
             throughInbox: true,
-            keepsChangeLog: keepsChangeLog
+            keepsChangeLog: keepsChangeLog,
+            synchronization: synchronization
         )
     }
 
@@ -59,14 +66,25 @@ public final class SQLiteHealthStore: HealthStore {
         commitsInPlace: @escaping @Sendable () -> Bool = { false },
         commitObserver: (@Sendable (Duration) -> Void)? = nil,
         throughInbox: Bool,
-        keepsChangeLog: Bool = false
+        keepsChangeLog: Bool = false,
+        synchronization: Synchronization = .everyCommit
     ) throws(HealthStoreError) {
         self.keepsChangeLog = keepsChangeLog
         self.path = path
         self.calendar = calendar
+        let synchronous: String
+        switch synchronization {
+        case .everyCommit:
+            synchronous = "FULL"
+            logSync = nil
+        case .periodically(let interval):
+            // NORMAL in WAL mode syncs the log only at checkpoints; LogSync syncs it in between.
+            synchronous = "NORMAL"
+            logSync = LogSync(storePath: path, interval: interval)
+        }
         var configuration = Configuration()
         configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
             // 512 KiB of page cache per connection instead of SQLite's 2 MiB: the writer appends at the end of a
             // few tables, and the kernel caches the file anyway. It was about 2 MiB of the daemon's memory with a
             // hundred sensors, and made no difference to its CPU time that a benchmark could show.
@@ -85,9 +103,10 @@ public final class SQLiteHealthStore: HealthStore {
             // Again on the writer: a pool sets `synchronous = NORMAL` on it after `prepareDatabase` when it turns
             // WAL on, and NORMAL syncs the log only at checkpoints, so a power loss could take commits that had
             // returned (and whose readings the live log had shown). Readers never commit.
-            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
             try Schema.migrator.migrate(pool)
             try GroupCommitWriter.foldLeftovers(pool)
+            try logSync?.syncNow()
         } catch {
             throw HealthStoreError(error, path: path, doing: "opening the store")
         }
@@ -99,7 +118,8 @@ public final class SQLiteHealthStore: HealthStore {
                 commitsInPlace: commitsInPlace,
                 commitObserver: commitObserver,
                 throughInbox: throughInbox,
-                logsChanges: keepsChangeLog
+                logsChanges: keepsChangeLog,
+                logSync: logSync
             )
         } catch {
             throw HealthStoreError(error, path: path, doing: "opening the store")
@@ -117,6 +137,7 @@ public final class SQLiteHealthStore: HealthStore {
     public func insertNow(_ samples: [Sample], workoutID: UUID?) throws(HealthStoreError) {
         do {
             try pool.write { db in try Self.insert(samples, workoutID: workoutID, db) }
+            try logSync?.syncNow()
         } catch {
             throw HealthStoreError(error, path: path, doing: "saving \(samples.count) samples")
         }
@@ -544,6 +565,9 @@ public final class SQLiteHealthStore: HealthStore {
     /// How often the writer found someone else's write between its transactions and forgot what it remembered.
     var insertCacheInvalidations: Int { get async { await writer.cacheInvalidations } }
 
+    /// How many times the log was synced apart from the commits (tests); nil when every commit is synced.
+    var logSyncCount: Int? { logSync?.syncCount }
+
     /// Waits for the checkpoint under way, if any (for tests).
     func checkpointSettled() async { await writer.checkpointer.settled() }
     /// Waits for a fold the writer started on its own (tests only).
@@ -551,13 +575,18 @@ public final class SQLiteHealthStore: HealthStore {
 
     // MARK: Access
 
+    /// Runs `body` in one transaction on the writer and returns once it is committed and, whatever the store's
+    /// ``Synchronization``, synced: these are the writes a power cut must not take (a workout's state, deletions).
     @discardableResult
     func write<T: Sendable>(
         _ doing: String,
         _ body: @Sendable @escaping (Database) throws -> T
     ) async throws(HealthStoreError) -> T {
         do {
-            return try await pool.write(body)
+            let result = try await pool.write(body)
+            // On the writer's queue: a thread of the concurrency pool never waits for the disk.
+            if let logSync { try await pool.writeWithoutTransaction { _ in try logSync.syncNow() } }
+            return result
         } catch {
             throw HealthStoreError(error, path: path, doing: doing)
         }
@@ -621,6 +650,8 @@ actor GroupCommitWriter {
     private let commitsInPlace: @Sendable () -> Bool
     /// Told each commit's duration.
     private let commitObserver: (@Sendable (Duration) -> Void)?
+    /// Told of each commit when commits are not synced.
+    private let logSync: LogSync?
 
     init(
         pool: DatabasePool,
@@ -629,8 +660,10 @@ actor GroupCommitWriter {
         commitsInPlace: @escaping @Sendable () -> Bool,
         commitObserver: (@Sendable (Duration) -> Void)? = nil,
         throughInbox: Bool,
-        logsChanges: Bool = false
+        logsChanges: Bool = false,
+        logSync: LogSync? = nil
     ) {
+        self.logSync = logSync
         self.logsChanges = logsChanges
         self.commitsInPlace = commitsInPlace
         self.commitObserver = commitObserver
@@ -673,7 +706,8 @@ actor GroupCommitWriter {
             throughInbox: throughInbox,
             logsChanges: logsChanges,
             inPlace: commitsInPlace(),
-            observer: commitObserver
+            observer: commitObserver,
+            logSync: logSync
         )
         for waiter in waiting { waiter.resume(returning: result) }
         if case .success = result, throughInbox { unfolded += count }
@@ -698,9 +732,17 @@ actor GroupCommitWriter {
         throughInbox: Bool,
         logsChanges: Bool,
         inPlace: Bool,
-        observer: (@Sendable (Duration) -> Void)?
+        observer: (@Sendable (Duration) -> Void)?,
+        logSync: LogSync?
     ) async -> Result<Void, any Error> {
         guard batch.contains(where: { !$0.samples.isEmpty }) else { return .success(()) }
+        // A timed sync that failed fails the next save, before it commits: the caller keeps its readings and
+        // hears why, as for a full disk.
+        do {
+            try logSync?.takeFailure()
+        } catch {
+            return .failure(error)
+        }
         let write: @Sendable (Database) throws -> Void = { db in
             try transaction(db) {
                 cache.validate(db)
@@ -734,6 +776,7 @@ actor GroupCommitWriter {
                 try await pool.writeWithoutTransaction(write)
             }
             observer?(ContinuousClock.now - started)
+            logSync?.committed()
             return .success(())
         } catch {
             cache.forget()

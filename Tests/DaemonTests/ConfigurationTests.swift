@@ -77,6 +77,18 @@ import WorkoutKit
         #expect(c.privacy == .durationOnly)
     }
 
+    @Test func theStoreTableSetsItsPathAndWhenCommitsAreSynced() throws {
+        #expect(DaemonConfiguration(environment: [:]).storeSync == .second)
+        var c = DaemonConfiguration(environment: [:])
+        try c.apply("[store]\npath = \"/srv/h.sqlite\"\nsync = \"commit\"\n", file: "systoled.toml")
+        #expect(c.storePath == "/srv/h.sqlite")
+        #expect(c.storeSync == .commit)
+        var d = DaemonConfiguration(environment: [:])
+        try d.apply("store = \"/srv/old.sqlite\"\n", file: "systoled.toml")
+        #expect(d.storePath == "/srv/old.sqlite")
+        #expect(d.storeSync == .second)
+    }
+
     @Test func defaultsFollowSystemdsDirectories() {
         let c = DaemonConfiguration(environment: ["STATE_DIRECTORY": "/var/lib/s1:/var/lib/s2", "LOGS_DIRECTORY": "/l"])
         #expect(c.storePath == "/var/lib/s1/health.sqlite")
@@ -90,7 +102,7 @@ import WorkoutKit
             ("[live_log]\nsize = 10", 2, "unknown setting 'size' in [live_log]; known: path, format, max_size"),
             (
                 "[logging]\npath = \"/x\"", 2,
-                "unknown table [logging]; the tables are [live_log], [profile], [athletes], [bluetooth], [http], [mqtt] and [replication]"
+                "unknown table [logging]; the tables are [store], [live_log], [profile], [athletes], [bluetooth], [http], [mqtt] and [replication]"
             ),
             ("[profile]\nage = 7", 2, "profile.age is in years, from 10 to 100"),
             ("[profile]\nage = 40.5", 2, "age must be a whole number, not a number"),
@@ -108,6 +120,14 @@ import WorkoutKit
             ("sensors = []", 1, "sensors is empty"),
             ("sample_types = [\"steps\"]", 1, "unknown sample type 'steps'; known: heartRate"),
             ("store = \"health.sqlite\"", 1, "store must be an absolute path"),
+            ("[store]\npath = \"health.sqlite\"", 2, "path must be an absolute path"),
+            ("[store]\nsync = \"always\"", 2, "sync in [store] must be \"second\" (synced to the disk at most"),
+            ("[store]\nsync = 1", 2, "sync must be a string in quotes, not an integer"),
+            ("[store]\nfsync = \"commit\"", 2, "unknown setting 'fsync' in [store]; known: path, sync"),
+            (
+                "store = \"/a/h.sqlite\"\n\n[store]\nsync = \"commit\"", 4,
+                "'store' is set both as a path (line 1) and as the [store] table (line 4); write the path as path"
+            ),
             ("\n\n[live_log]\nmax_size = \"big\"", 4, "max_size must be a whole number, not a string"),
             ("[live_log]\nprivacy = \"none\"", 2, "privacy must be \"full\" or \"duration-only\""),
             ("bus = system", 1, "'system' is not a value: strings need quotes"),

@@ -12,12 +12,20 @@
 # RUN_DIR/journal.txt). Debian's tmp.conf, which would empty /tmp at boot, is masked: a checkout under /tmp stays
 # visible.
 #
-# usage: scripts/real-bluez/vm.sh [--systemd] [--run-dir DIR] [--timeout SECONDS] [--verbose] [--] COMMAND [ARGS...]
+# With --plain, no Bluetooth stack at all (vm/guest-plain.sh): the command runs on the bare guest. With --disk
+# IMAGE, a raw ext4 image is the guest's /dev/vda, checked (e2fsck -p, as a boot does) and mounted at /store: a
+# disk of its own whose page cache the guest really loses when QEMU is killed (scripts/power-cut.sh does, with
+# QEMU's PID from RUN_DIR/qemu.pid).
+#
+# usage: scripts/real-bluez/vm.sh [--systemd | --plain] [--disk IMAGE] [--run-dir DIR] [--timeout SECONDS]
+#                                 [--verbose] [--] COMMAND [ARGS...]
 #   --run-dir DIR   where the VM's logs and $BZ_OUT (DIR/out) go; kept. Without it a folder under
 #                   ~/.cache/systole-bzvm/runs/ is used and removed when the command succeeds.
 #   --timeout S     the whole VM is killed after S seconds (default 300).
 #   --verbose       the guest's console on standard error as it runs.
 #   --systemd       systemd as PID 1 (above).
+#   --plain         no Bluetooth stack (above).
+#   --disk IMAGE    a raw ext4 image as /dev/vda, mounted at /store with --plain (above).
 # The command sees BZ_PERIPHERAL_ADAPTER=hci0, BZ_PERIPHERAL_ADDR, BZ_CENTRAL_ADAPTER=hci1, BZ_CENTRAL_ADDR, and
 # BZ_OUT. Its output is printed once the VM is off. Exit status: the command's, or 125 when the VM or the stack in
 # it failed first (the console's tail says why).
@@ -34,6 +42,7 @@ timeout=300
 verbose=0
 stage2=guest-init.sh
 memory=512
+disk=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --run-dir) run_dir=$2; shift 2 ;;
@@ -41,6 +50,8 @@ while [ $# -gt 0 ]; do
     --verbose) verbose=1; shift ;;
     # systemd, its journal and an installed package need more memory than the shell's stack alone.
     --systemd) stage2=guest-systemd.sh; memory=1024; shift ;;
+    --plain) stage2=guest-plain.sh; shift ;;
+    --disk) disk=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
     --) shift; break ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "vm: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -111,7 +122,7 @@ if [ -z "$run_dir" ]; then
 fi
 mkdir -p "$run_dir"
 run_dir=$(cd "$run_dir" && pwd)
-rm -f "$run_dir/rc" "$run_dir/stdout" "$run_dir/stderr" "$run_dir/timing"
+rm -f "$run_dir/rc" "$run_dir/stdout" "$run_dir/stderr" "$run_dir/timing" "$run_dir/qemu.pid"
 { printf 'exec'; printf ' %q' "$@"; printf '\n'; } > "$run_dir/command"
 {
   printf 'VM_LIB=%q\n' "$here/vm"
@@ -127,8 +138,11 @@ if [ $verbose = 1 ]; then
   console=$!
 fi
 status=0
+drive=()
+# cache=writeback: the guest's flushes reach this machine's disk, as a drive's write cache would on a sync.
+[ -n "$disk" ] && drive=(-drive "file=$disk,if=virtio,format=raw,cache=writeback")
 # The host's root is shared read-only (multidevs=remap: it spans several filesystems); the run dir read-write.
-timeout -s KILL "$timeout" qemu-system-x86_64 \
+timeout -s KILL "$timeout" qemu-system-x86_64 -pidfile "$run_dir/qemu.pid" "${drive[@]}" \
   -accel tcg,thread=multi,tb-size=128 -m "$memory" -smp 2 \
   -nodefaults -no-user-config -display none -no-reboot \
   -serial "file:$run_dir/console.log" \

@@ -41,6 +41,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// `hciN`; nil: every powered adapter.
     public var adapter: String?
     public var storePath: String
+    /// When the store's commits reach the disk (`[store] sync`).
+    public var storeSync = StoreSync.second
     public var sensors: [Sensor] = [.any]
     /// Notifications a second each sensor may send on average (twice as many may come at once); the surplus is
     /// dropped and counted. Sensors notify about once a second; benchmarks that flood on purpose raise it.
@@ -172,6 +174,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 throw Error(file: file, line: entry.line, reason: reason.text)
             }
         }
+        if let problem = Self.storeProblem(entries) {
+            throw Error(file: file, line: problem.line, reason: problem.reason)
+        }
         if let problem = httpProblem {
             let line = entries.last { $0.table == "http" }?.line ?? 0
             throw Error(file: file, line: line, reason: problem)
@@ -265,17 +270,19 @@ public struct DaemonConfiguration: Sendable, Equatable {
             try applyAthlete(entry)
         case ("bluetooth", _):
             try applyBluetooth(entry)
+        case ("store", _):
+            try applyStore(entry)
         case ("", let key):
             throw Reason(
-                "unknown setting '\(key)'; known: \(Self.topLevelKeys.joined(separator: ", ")) and the [live_log], "
-                    + "[profile], [athletes], [bluetooth], [http], [mqtt] and [replication] tables"
+                "unknown setting '\(key)'; known: \(Self.topLevelKeys.joined(separator: ", ")) and the [store], "
+                    + "[live_log], [profile], [athletes], [bluetooth], [http], [mqtt] and [replication] tables"
             )
         case ("live_log", let key):
             throw Reason("unknown setting '\(key)' in [live_log]; known: \(Self.liveLogKeys.joined(separator: ", "))")
         case (let table, _):
             throw Reason(
-                "unknown table [\(table)]; the tables are [live_log], [profile], [athletes], [bluetooth], [http], "
-                    + "[mqtt] and [replication]"
+                "unknown table [\(table)]; the tables are [store], [live_log], [profile], [athletes], [bluetooth], "
+                    + "[http], [mqtt] and [replication]"
             )
         }
     }
@@ -389,14 +396,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
         }
     }
 
-    private func string(_ entry: TOML.Entry) throws(Reason) -> String {
+    func string(_ entry: TOML.Entry) throws(Reason) -> String {
         guard case .string(let text) = entry.value else {
             throw Reason("\(entry.key) must be a string in quotes, not \(entry.value.kind)")
         }
         return text
     }
 
-    private func path(_ entry: TOML.Entry) throws(Reason) -> String {
+    func path(_ entry: TOML.Entry) throws(Reason) -> String {
         try Self.path(try string(entry), entry.key)
     }
 
