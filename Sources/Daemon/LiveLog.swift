@@ -121,7 +121,7 @@ enum LiveLogLine {
             let m = reading.measurement
             line.append(" ")
             line.append(reading.sensor.description)
-            if let bpm = heartRate(m) {
+            if let bpm = m.usableHeartRate.map(Int.init) {
                 line.append(" bpm=")
                 line.decimal(bpm)
             }
@@ -167,18 +167,13 @@ enum LiveLogLine {
         if privacy == .full, let reading {
             let m = reading.measurement
             object["sensor"] = reading.sensor.description
-            if let bpm = heartRate(m) { object["bpm"] = bpm }
+            if let bpm = m.usableHeartRate.map(Int.init) { object["bpm"] = bpm }
             object["contact"] = contact(m.sensorContact) ?? NSNull()
             object["rr"] = m.rrIntervals.map { ($0.milliseconds * 1000).rounded() / 1000 }
             object["energy"] = m.energyExpended.map { Int($0) } ?? NSNull()
         }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
-    }
-
-    /// The heart rate worth showing: none when the sensor reports no skin contact or 0.
-    static func heartRate(_ m: HeartRateMeasurement) -> Int? {
-        m.sensorContact == .notDetected || m.heartRate == 0 ? nil : Int(m.heartRate)
     }
 
     static func contact(_ contact: SensorContact) -> Bool? {

@@ -24,6 +24,13 @@ public struct HeartRateMeasurement: Hashable, Sendable {
     /// Skin contact as reported by the sensor.
     public var sensorContact: SensorContact
 
+    /// The heart rate worth recording and showing: nil when the sensor reports no skin contact (a strap not worn
+    /// has no heart rate, whatever its field says) or sends 0 (no beat detected yet), never 0 bpm. The one rule
+    /// every consumer of a measurement follows: the workout's samples, the live log, the control API, the web page.
+    public var usableHeartRate: UInt16? {
+        sensorContact == .notDetected || heartRate == 0 ? nil : heartRate
+    }
+
     /// Energy expended in kilojoules since the last reset, when this notification carries the field
     /// (sensors usually send it about once every 10 notifications).
     public var energyExpended: UInt16?

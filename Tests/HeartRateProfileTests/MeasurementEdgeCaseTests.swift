@@ -116,4 +116,13 @@ import Testing
         #expect(measurement.rrIntervals.map(\.ticks) == [1069, 53])
         #expect(measurement.rrIntervals.map(\.isPhysiologicallyPlausible) == [true, false])
     }
+
+    @Test func aHeartRateIsUsableOnlyWithContactAndAboveZero() throws {
+        // Flags 0x06: contact supported and detected; 0x04: supported, not detected; 0x00: not supported.
+        #expect(try HeartRateMeasurement(decoding: [0x06, 72]).usableHeartRate == 72)
+        #expect(try HeartRateMeasurement(decoding: [0x00, 72]).usableHeartRate == 72)
+        #expect(try HeartRateMeasurement(decoding: [0x04, 72]).usableHeartRate == nil)
+        #expect(try HeartRateMeasurement(decoding: [0x06, 0]).usableHeartRate == nil)
+        #expect(try HeartRateMeasurement(decoding: [0x07, 0x2C, 0x01]).usableHeartRate == 300)
+    }
 }

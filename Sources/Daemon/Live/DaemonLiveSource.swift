@@ -72,7 +72,7 @@ final class DaemonLiveSource: LiveWebSource, Service {
         let snapshot = workouts.currentSnapshot
         let latest = workouts.currentLatestReading
         let heartRate = latest.flatMap { reading in
-            LiveLogLine.heartRate(reading.reading.measurement).map { bpm in
+            reading.reading.measurement.usableHeartRate.map(Int.init).map { bpm in
                 LiveHeartRate(bpm: bpm, sensor: reading.reading.sensor.description, zone: zone(of: bpm))
             }
         }

@@ -156,7 +156,7 @@ final class ControlService: Service, Sendable {
     }
 
     private func heartRate(_ latest: DaemonReading?) -> [String: DBusValue] {
-        guard let latest, let bpm = LiveLogLine.heartRate(latest.reading.measurement) else { return [:] }
+        guard let latest, let bpm = latest.reading.measurement.usableHeartRate else { return [:] }
         return [
             "bpm": .uint32(UInt32(bpm)),
             "age": .double((clock.now().timeIntervalSince(latest.reading.receivedDate) * 10).rounded() / 10),

@@ -265,13 +265,12 @@ actor WorkoutManager {
         }
     }
 
-    /// A reading as WorkoutKit takes it. A sensor without skin contact has no heart rate: nil, never 0 bpm.
+    /// A reading as WorkoutKit takes it: its usable heart rate (none without skin contact, never 0 bpm).
     static func measurement(_ reading: HeartRateReading) -> SensorMeasurement {
         let m = reading.measurement
-        let hasHeartRate = m.sensorContact != .notDetected && m.heartRate > 0
         return SensorMeasurement(
             date: reading.receivedDate,
-            heartRate: hasHeartRate ? Double(m.heartRate) : nil,
+            heartRate: m.usableHeartRate.map(Double.init),
             beats: reading.beats.enumerated().map { index, beat in
                 SensorMeasurement.Beat(
                     date: beat.date,
