@@ -114,15 +114,17 @@ enum SensorIngest {
                 var options = HeartRateSensor.Options()
                 options.limits.notificationsPerSecond = 100_000
                 options.limits.notificationBurst = 100_000
+                let stream = HeartRateSensorEventStream()
                 let sensor = HeartRateSensor(
                     client: client,
                     target: .address(try BluetoothAddress(address)),
-                    options: options
+                    options: options,
+                    delegate: stream
                 )
                 tasks.append(Task { await sensor.run() })
                 tasks.append(
                     Task {
-                        for await event in sensor.events {
+                        for await event in stream.events {
                             if case .reading = event { counter.add() }
                         }
                     }

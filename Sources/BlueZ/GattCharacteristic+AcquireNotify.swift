@@ -16,9 +16,12 @@ extension GattCharacteristic {
     ///
     /// - Parameter timeout: how long bluetoothd may take to answer (it answers once the sensor acknowledged the
     ///   subscription; bluetoothd 5.66 never answers when the sensor refuses it).
+    /// - Parameter onReadComplete: as ``notifications(routesValues:onValue:onReadComplete:)``'s: once after the
+    ///   last datagram of each read of the socket.
     public func acquireNotifications(
         timeout: Duration = .seconds(10),
-        onValue: @escaping @Sendable (GattNotification) -> Void
+        onValue: @escaping @Sendable (GattNotification) -> Void,
+        onReadComplete: @escaping @Sendable () -> Void = {}
     ) async throws(BlueZError) -> GattNotifySession {
         let (stream, continuation) = AsyncThrowingStream<GattNotification, any Error>.makeStream()
         let path = path
@@ -53,6 +56,8 @@ extension GattCharacteristic {
         }
         let source = client.connection.readDatagrams(from: fd) { bytes, receivedAt in
             onValue(GattNotification(value: Array(bytes), receivedAt: receivedAt, receivedDate: Date()))
+        } onReadComplete: {
+            onReadComplete()
         } onEnd: { end in
             switch end {
             case .hungUp: continuation.finish(throwing: AcquiredNotificationsEnded(end: "hung up"))

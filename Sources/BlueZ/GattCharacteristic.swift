@@ -76,19 +76,30 @@ public struct GattCharacteristic: Sendable, Hashable {
     /// (`DBusConnection.routeByteValue`), and only the rare signal that changes more than the value reaches
     /// `onValue` from here. A caller does that to keep the values coming between sessions: bluetoothd resumes a
     /// session by itself when the link comes back, before the caller has subscribed again.
+    ///
+    /// `onReadComplete` runs on the loop thread once after the last value of each read of the bus (SwiftNIO's
+    /// `channelReadComplete`): the time to hand on together what one read brought.
     public func notifications(
         routesValues: Bool = true,
-        onValue: @escaping @Sendable (GattNotification) -> Void
+        onValue: @escaping @Sendable (GattNotification) -> Void,
+        onReadComplete: @escaping @Sendable () -> Void = {}
     ) async throws(BlueZError) -> GattNotifySession {
         let (stream, continuation) = AsyncThrowingStream<GattNotification, any Error>.makeStream()
-        return try await notifications(stream, continuation, routesValues: routesValues, deliver: onValue)
+        return try await notifications(
+            stream,
+            continuation,
+            routesValues: routesValues,
+            deliver: onValue,
+            readComplete: onReadComplete
+        )
     }
 
     private func notifications(
         _ stream: AsyncThrowingStream<GattNotification, any Error>,
         _ continuation: AsyncThrowingStream<GattNotification, any Error>.Continuation,
         routesValues: Bool,
-        deliver: @escaping @Sendable (GattNotification) -> Void
+        deliver: @escaping @Sendable (GattNotification) -> Void,
+        readComplete: @escaping @Sendable () -> Void
     ) async throws(BlueZError) -> GattNotifySession {
         let path = path
         let devicePath = path.range(of: "/service").map { String(path[..<$0.lowerBound]) } ?? path
@@ -102,9 +113,11 @@ public struct GattCharacteristic: Sendable, Hashable {
                 guard change.path == path, change.interface == BlueZ.Interface.gattCharacteristic,
                     let bytes = change.changed["Value"]?.bytes
                 else { return }
+                // A value that came with other properties is a read of its own.
                 deliver(
                     GattNotification(value: bytes, receivedAt: change.receivedAt, receivedDate: change.receivedDate)
                 )
+                readComplete()
             case .interfacesRemoved(let removed, let interfaces):
                 if removed == path, interfaces.contains(BlueZ.Interface.gattCharacteristic) {
                     continuation.finish(throwing: BlueZError(.notConnected, "\(path) went away (disconnected)"))
@@ -117,7 +130,9 @@ public struct GattCharacteristic: Sendable, Hashable {
         }
         // The usual signal, a Value alone, is read straight from the message; the sink above takes any other
         // (bluetoothd may report Notifying in the same signal as a first value).
-        let route = routesValues ? Self.routeValues(of: path, on: client.connection, to: deliver) : nil
+        let route =
+            routesValues
+            ? Self.routeValues(of: path, on: client.connection, to: deliver, onReadComplete: readComplete) : nil
         let client = client
         do {
             _ = try await client.connection.callBlueZ(path, BlueZ.Interface.gattCharacteristic, "StartNotify")
@@ -142,20 +157,24 @@ public struct GattCharacteristic: Sendable, Hashable {
 
 extension GattCharacteristic {
     /// Hands each `Value` signal bluetoothd sends for the characteristic at `path` to `deliver`, read on the bus's
-    /// fast path, until the route is removed. Only bluetoothd's signals count: anyone may send one on a system bus.
+    /// fast path, until the route is removed, and `onReadComplete` once after the last value of each read of the
+    /// bus. Only bluetoothd's signals count: anyone may send one on a system bus.
     public static func routeValues(
         of path: String,
         on connection: DBusConnection,
-        to deliver: @escaping @Sendable (GattNotification) -> Void
+        to deliver: @escaping @Sendable (GattNotification) -> Void,
+        onReadComplete: @escaping @Sendable () -> Void = {}
     ) -> DBusByteValueRoute {
         connection.routeByteValue(
             of: "Value",
             interface: BlueZ.Interface.gattCharacteristic,
             path: path,
-            sender: BlueZ.service
-        ) { bytes, receivedAt in
-            deliver(GattNotification(value: Array(bytes), receivedAt: receivedAt, receivedDate: Date()))
-        }
+            sender: BlueZ.service,
+            to: { bytes, receivedAt in
+                deliver(GattNotification(value: Array(bytes), receivedAt: receivedAt, receivedDate: Date()))
+            },
+            onReadComplete: onReadComplete
+        )
     }
 }
 

@@ -7,7 +7,8 @@ import HeartRateProfile
 extension HeartRateSensor {
     /// Subscribes to 0x2A37 the way ``Options/notify`` says for this device (AcquireNotify, else StartNotify); pairs
     /// first when the sensor refuses an unpaired host. Each notification is handled as it arrives, on the
-    /// connection's loop thread (no task of our own to wake per notification); the session only says when it ends.
+    /// connection's loop thread (no task of our own to wake per notification), and so is the end of each read; the
+    /// session only says when it ends.
     func subscribe(
         _ measurement: GattCharacteristic,
         _ device: BluetoothDevice,
@@ -77,7 +78,12 @@ extension HeartRateSensor {
         _ onValue: @escaping @Sendable (GattNotification) -> Void
     ) async throws(BlueZError) -> GattNotifySession {
         switch method {
-        case .acquire: try await measurement.acquireNotifications(timeout: options.acquireTimeout, onValue: onValue)
+        case .acquire:
+            try await measurement.acquireNotifications(
+                timeout: options.acquireTimeout,
+                onValue: onValue,
+                onReadComplete: readCompleteHandler()
+            )
         case .signal: try await startNotify(measurement, onValue)
         }
     }
@@ -88,11 +94,22 @@ extension HeartRateSensor {
         _ onValue: @escaping @Sendable (GattNotification) -> Void
     ) async throws(BlueZError) -> GattNotifySession {
         keepRouting(measurement)
-        state.withLock { $0.onValue = onValue }
+        let onReadComplete = readCompleteHandler()
+        state.withLock { shared in
+            shared.onValue = onValue
+            shared.onReadComplete = onReadComplete
+        }
         do {
-            return try await measurement.notifications(routesValues: false, onValue: onValue)
+            return try await measurement.notifications(
+                routesValues: false,
+                onValue: onValue,
+                onReadComplete: onReadComplete
+            )
         } catch {
-            state.withLock { $0.onValue = nil }
+            state.withLock { shared in
+                shared.onValue = nil
+                shared.onReadComplete = nil
+            }
             throw error
         }
     }
@@ -102,9 +119,12 @@ extension HeartRateSensor {
         // Only this sensor's session task calls this, so nothing changes the route between the check and the swap.
         guard state.withLock({ $0.standingRoute?.path }) != measurement.path else { return }
         let connection = client.connection
-        let route = GattCharacteristic.routeValues(of: measurement.path, on: connection) { [weak self] notification in
-            self?.takeRouted(notification)
-        }
+        let route = GattCharacteristic.routeValues(
+            of: measurement.path,
+            on: connection,
+            to: { [weak self] notification in self?.takeRouted(notification) },
+            onReadComplete: { [weak self] in self?.routedReadComplete() }
+        )
         let replaced = state.withLock { shared in
             defer { shared.standingRoute = (measurement.path, route) }
             return shared.standingRoute?.route
@@ -123,6 +143,12 @@ extension HeartRateSensor {
             return nil
         }
         deliver?(notification)
+    }
+
+    /// The end of a read of routed values: to the session's handler; between sessions the values wait, and are
+    /// reported with a read of their own when the next session begins.
+    private func routedReadComplete() {
+        state.withLock { $0.onReadComplete }?()
     }
 
     /// A subscription and the path it takes.
@@ -186,6 +212,15 @@ extension HeartRateSensor {
         }
     }
 
+    /// What the end of each read goes to: the delegate, once streaming has begun (until then the notifications wait,
+    /// and are reported with a read of their own when it begins).
+    func readCompleteHandler() -> @Sendable () -> Void {
+        { [weak self] in
+            guard let self, self.state.withLock({ $0.handlesNotifications }) else { return }
+            self.completeRead()
+        }
+    }
+
     /// What each notification goes to: held until streaming begins, then handled as it arrives.
     func notificationHandler(
         address: BluetoothAddress,
@@ -206,14 +241,18 @@ extension HeartRateSensor {
     /// Handles the notifications that arrived before streaming began, then lets later ones be handled as they
     /// arrive. Any arriving meanwhile wait their turn, so the order is kept.
     func startHandlingNotifications(address: BluetoothAddress, device: BluetoothDevice) {
+        var handled = false
         while true {
             let waiting = state.withLock { shared -> [GattNotification] in
                 if shared.early.isEmpty { shared.handlesNotifications = true }
                 defer { shared.early = [] }
                 return shared.early
             }
-            if waiting.isEmpty { return }
+            if waiting.isEmpty { break }
             for notification in waiting { handle(notification, address: address, device: device) }
+            handled = true
         }
+        // They were one read, reported now.
+        if handled { completeRead() }
     }
 }

@@ -9,6 +9,8 @@ import Synchronization
 /// Location and Battery Level, and yields readings with receive times and back-dated beats. When the link drops
 /// or bluetoothd restarts it reconnects with capped exponential backoff, waking early when bluetoothd itself
 /// reconnects the sensor (through the `GattProfile1` auto-connect registration). Every state change is an event.
+/// Everything goes to its ``HeartRateSensorDelegate`` as it happens: a reading per notification, and the end of each
+/// read.
 public final class HeartRateSensor: Sendable {
     /// Tuning for connection handling.
     public struct Options: Sendable {
@@ -72,10 +74,8 @@ public final class HeartRateSensor: Sendable {
     public let client: BlueZClient
     public let target: SensorTarget
     public let options: Options
-    /// Everything the sensor reports. Iterate from one task; events are buffered (newest kept) when nobody reads.
-    public let events: AsyncStream<HeartRateSensorEvent>
-    private let continuation: AsyncStream<HeartRateSensorEvent>.Continuation
-    private let observer: (@Sendable (HeartRateSensorEvent) -> Void)?
+    /// Where everything the sensor reports goes.
+    public let delegate: any HeartRateSensorDelegate
     let state: Mutex<SharedState>
 
     struct SharedState {
@@ -94,43 +94,26 @@ public final class HeartRateSensor: Sendable {
         /// bluetoothd resumes a StartNotify session by itself when the link comes back, before this sensor has
         /// subscribed again, and what the strap sends meanwhile waits in `early` instead of being lost.
         var standingRoute: (path: String, route: DBusByteValueRoute)?
-        /// Where the routed values go during a StartNotify session; nil between sessions.
+        /// Where the routed values go during a StartNotify session, and the end of each read; nil between sessions.
         var onValue: (@Sendable (GattNotification) -> Void)?
+        var onReadComplete: (@Sendable () -> Void)?
 
         init(limits: RadioLimits) { processor = HeartRateReadingProcessor(limits: limits) }
     }
 
-    public init(client: BlueZClient, target: SensorTarget, options: Options = Options()) {
-        self.client = client
-        self.target = target
-        self.options = options
-        state = Mutex(SharedState(limits: options.limits))
-        observer = nil
-        (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
-        if case .address(let address) = target {
-            state.withLock { $0.chosen = address }
-            options.claims?.reserve(address)
-        }
-    }
-
-    /// A sensor whose events go to `observer` as they happen instead of to ``events`` (which then ends at once).
-    ///
-    /// `observer` is called on the task that produced the event (for a reading, the one handling the
-    /// notification): keep it short and do not block. A daemon with many sensors saves a task switch per
-    /// reading this way.
+    /// A sensor that reports to `delegate` (``HeartRateSensorEventStream`` puts the events in a stream). The
+    /// sensor holds the delegate until it is released itself.
     public init(
         client: BlueZClient,
         target: SensorTarget,
         options: Options = Options(),
-        observer: @escaping @Sendable (HeartRateSensorEvent) -> Void
+        delegate: any HeartRateSensorDelegate
     ) {
         self.client = client
         self.target = target
         self.options = options
+        self.delegate = delegate
         state = Mutex(SharedState(limits: options.limits))
-        self.observer = observer
-        (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
-        continuation.finish()
         if case .address(let address) = target {
             state.withLock { $0.chosen = address }
             options.claims?.reserve(address)
@@ -151,7 +134,12 @@ public final class HeartRateSensor: Sendable {
     public var address: BluetoothAddress? { state.withLock { $0.chosen } }
 
     func emit(_ event: HeartRateSensorEvent) {
-        if let observer { observer(event) } else { continuation.yield(event) }
+        delegate.sensor(self, didReport: event)
+    }
+
+    /// The readings of one read are all reported.
+    func completeRead() {
+        delegate.sensorDidCompleteRead(self)
     }
 
     func report(_ state: SensorConnectionState) {
@@ -165,12 +153,12 @@ public final class HeartRateSensor: Sendable {
 
     // MARK: Running
 
-    /// Keeps the sensor connected until the task is cancelled; then ends ``events``.
+    /// Keeps the sensor connected until the task is cancelled; then tells the delegate it stopped.
     public func run() async {
         defer {
             options.claims?.release(ObjectIdentifier(self))
             if let route = state.withLock({ $0.standingRoute?.route }) { client.connection.removeRoute(route) }
-            continuation.finish()
+            delegate.sensorDidStop(self)
         }
         var attempt = 0
         // A registration lives as long as the bluetoothd it was made with: register again after a restart.
@@ -248,6 +236,7 @@ public final class HeartRateSensor: Sendable {
             if subscribed {
                 state.withLock { shared in
                     shared.onValue = nil
+                    shared.onReadComplete = nil
                     shared.early = []
                 }
             }

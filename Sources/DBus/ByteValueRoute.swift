@@ -19,6 +19,7 @@ struct ByteValueRouteEntry {
     var interface: ContiguousArray<CChar>
     var property: ContiguousArray<CChar>
     var handler: DBusByteValueHandler
+    var onReadComplete: (@Sendable () -> Void)?
 }
 
 extension DBusConnection {
@@ -33,14 +34,18 @@ extension DBusConnection {
     /// known (no subscription matching on it), every signal takes the general path. Several routes of one path
     /// (two sessions of one characteristic) each get every value.
     ///
-    /// `handler` runs on the loop thread in arrival order: keep it short and never block in it.
+    /// `handler` runs on the loop thread in arrival order: keep it short and never block in it. `onReadComplete`
+    /// runs once after the last value of a wakeup has gone to `handler`, when the wakeup's messages and sockets are
+    /// all dispatched (as SwiftNIO's `channelReadComplete` follows its `channelRead`s): the time to hand on
+    /// together what one read brought.
     @discardableResult
     public func routeByteValue(
         of property: String,
         interface: String,
         path: String,
         sender: String,
-        to handler: @escaping DBusByteValueHandler
+        to handler: @escaping DBusByteValueHandler,
+        onReadComplete: (@Sendable () -> Void)? = nil
     ) -> DBusByteValueRoute {
         let route = DBusByteValueRoute(id: state.nextCallID(), path: path)
         let entry = ByteValueRouteEntry(
@@ -48,7 +53,8 @@ extension DBusConnection {
             sender: sender,
             interface: ContiguousArray(interface.utf8CString),
             property: ContiguousArray(property.utf8CString),
-            handler: handler
+            handler: handler,
+            onReadComplete: onReadComplete
         )
         let state = state
         loop.enqueue { state.addByteValueRoute(entry, path: path) }

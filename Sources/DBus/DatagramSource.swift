@@ -23,7 +23,8 @@ extension DBusConnection {
     /// polled beside the bus socket (one poll set, no thread of its own), and hands it to `handler` as
     /// ``routeByteValue(of:interface:path:sender:to:)`` hands a routed value: the bytes (valid during the call) and
     /// when they were read. It is the other way BlueZ delivers notifications (`AcquireNotify`), so both reach one
-    /// kind of handler, in the same wakeups: a handler may use ``atEndOfDispatch(_:)`` here too.
+    /// kind of handler, in the same wakeups, and `onReadComplete` runs as a route's does: once after a wakeup's last
+    /// datagram, when the wakeup's messages and sockets are all dispatched.
     ///
     /// The source owns `fd` from now on and closes it when it ends: on a hang-up, on an error, on
     /// ``closeDatagrams(_:)``, or when the connection closes (before the connection leaves the bus). `onEnd` then
@@ -33,11 +34,18 @@ extension DBusConnection {
     public func readDatagrams(
         from fd: Int32,
         to handler: @escaping DBusByteValueHandler,
+        onReadComplete: (@Sendable () -> Void)? = nil,
         onEnd: @escaping @Sendable (DBusDatagramEnd) -> Void
     ) -> DBusDatagramSource {
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         let source = DBusDatagramSource(id: state.nextCallID())
-        let entry = LoopThread.Datagrams(id: source.id, fd: fd, handler: handler, onEnd: onEnd)
+        let entry = LoopThread.Datagrams(
+            id: source.id,
+            fd: fd,
+            handler: handler,
+            onReadComplete: onReadComplete,
+            onEnd: onEnd
+        )
         let loop = loop
         if !loop.enqueue({ loop.addDatagrams(entry) }) {
             Glibc.close(fd)
@@ -63,6 +71,7 @@ extension LoopThread {
         var id: UInt64
         var fd: Int32
         var handler: DBusByteValueHandler
+        var onReadComplete: (@Sendable () -> Void)?
         var onEnd: @Sendable (DBusDatagramEnd) -> Void
     }
 
@@ -100,6 +109,7 @@ extension LoopThread {
         let buffer = datagramBuffer
         var ended: DBusDatagramEnd?
         var emptiesPending = 0
+        var delivered = false
         reading: for _ in 0..<Self.datagramsPerWakeup {
             // MSG_TRUNC: the datagram's whole length, so an oversized one is recognised rather than cut.
             let count = recv(entry.fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT | MSG_TRUNC))
@@ -126,12 +136,14 @@ extension LoopThread {
             }
             for _ in 0..<emptiesPending { entry.handler(UnsafeRawBufferPointer(start: nil, count: 0), .now) }
             emptiesPending = 0
+            delivered = true
             let bytes =
                 count > DBusConnection.maximumDatagramLength
                 ? UnsafeRawBufferPointer(start: nil, count: 0)
                 : UnsafeRawBufferPointer(start: buffer.baseAddress, count: count)
             entry.handler(bytes, .now)
         }
+        if delivered, let complete = entry.onReadComplete { readComplete(entry.id, complete) }
         if let ended { removeDatagrams(entry.id, ended) }
     }
 

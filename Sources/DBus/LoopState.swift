@@ -195,7 +195,10 @@ final class LoopState: @unchecked Sendable {
         guard let owner = nameOwners[route.sender], message.sender == owner else { return false }
         let receivedAt = ContinuousClock.now
         return ByteValueChange.read(message.raw, interface: route.interface, property: route.property) { bytes in
-            for route in routes { route.handler(bytes, receivedAt) }
+            for route in routes {
+                route.handler(bytes, receivedAt)
+                if let complete = route.onReadComplete { loop?.readComplete(route.id, complete) }
+            }
         }
     }
 

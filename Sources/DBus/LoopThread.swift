@@ -43,6 +43,8 @@ final class LoopThread: @unchecked Sendable {
         alignment: 8
     )
     private var endOfDispatch: [() -> Void] = []
+    /// Routes and sockets whose read-complete runs at the end of this dispatch (once each).
+    private var completing: Set<UInt64> = []
     /// The loop thread's pthread_t, once started: any thread asks whether it is the loop thread.
     private let threadID = Atomic<UInt>(0)
     private var connection: OpaquePointer?
@@ -337,6 +339,20 @@ final class LoopThread: @unchecked Sendable {
             let actions = endOfDispatch
             endOfDispatch = []
             for action in actions { action() }
+        }
+    }
+
+    /// Runs the read-complete of the route or socket `id` at the end of this dispatch, once however many values it
+    /// delivered; at once outside a dispatch.
+    func readComplete(_ id: UInt64, _ action: @escaping @Sendable () -> Void) {
+        guard completing.insert(id).inserted else { return }
+        let scheduled = atEndOfDispatch { [unowned self] in
+            completing.remove(id)
+            action()
+        }
+        if !scheduled {
+            completing.remove(id)
+            action()
         }
     }
 

@@ -16,14 +16,17 @@ struct RecordedReading: Sendable {
 ///    (`DBusConnection.routeByteValue`); a sensor on AcquireNotify (`[bluetooth] notify`, the default) has a socket
 ///    instead, polled with the bus and read in the same tick (`DBusConnection.readDatagrams`), each datagram handed
 ///    to the same session handler. The sensor's `HeartRateReadingProcessor` bounds the rate, decodes 0x2A37 and
-///    places the RR intervals; ``SensorManager`` publishes the tick's readings as one batch. Any other message
-///    takes the bus's general path.
+///    places the RR intervals and reports the reading to its delegate, ``SensorManager``, which holds it; when the
+///    read is complete (the route's or socket's read-complete, as SwiftNIO's `channelReadComplete`) the sensor
+///    says so, and the manager publishes what it holds, every sensor's readings of that tick, as one batch. Any
+///    other message takes the bus's general path.
 /// 2. **The hand-off**: the batch is put in this pipeline's ``Mailbox``; the workout thread takes everything that
 ///    is waiting in one go, so a tick that arrives while a commit runs goes into the next commit.
 /// 3. **Workout stage**, on the ``WorkoutThread``: ``WorkoutManager/record(_:)`` turns the readings into samples
 ///    (`LiveWorkoutDataSource`), updates the builder's statistics and commits them to the store in one
-///    transaction, fsynced, waiting in place. It returns the readings with the workout's snapshot: nothing is read
-///    back.
+///    transaction, waiting in place (synced to the disk at once with `[store] sync = "commit"`, at most half a
+///    second later by the store's own thread with `"second"`). It returns the readings with the workout's
+///    snapshot: nothing is read back.
 /// 4. **Output stage**, on the same thread right after the commit: the live log's lines in one write, the
 ///    control API's properties, announced at most once a second, and the live outputs: the ``LiveFeed`` told,
 ///    which wakes the web page's event streams and the MQTT publisher (each
@@ -47,8 +50,8 @@ final class IngestPipeline: Service {
     private let outputs: Outputs
     private let logger: Logger
 
-    /// Readings waiting for the workout at most; beyond that the oldest are dropped (and logged). A commit waits for
-    /// fsync, and a slow disk or a checkpoint can hold one for a good part of a second: at the flood benchmark's
+    /// Readings waiting for the workout at most; beyond that the oldest are dropped (and logged). A commit may wait for
+    /// the disk (every one with `sync = "commit"`), and a slow disk or a checkpoint can hold one for a good part of a second: at the flood benchmark's
     /// 9 000 readings a second, 4 096 were not always enough. About 3.5 s of that flood, 80 s of a hundred sensors
     /// at 4 Hz; the memory (about 6 MiB when full: 120 bytes a reading and its RR intervals) is taken only while
     /// they wait.

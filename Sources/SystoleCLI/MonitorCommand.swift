@@ -75,7 +75,8 @@ struct MonitorCommand: AsyncParsableCommand {
         options.agent = agent
         options.discoveryTimeout = .seconds(10)
         options.notify = notify
-        let sensor = HeartRateSensor(client: client, target: target, options: options)
+        let stream = HeartRateSensorEventStream()
+        let sensor = HeartRateSensor(client: client, target: target, options: options, delegate: stream)
         let runner = Task { await sensor.run() }
         let timer = seconds.map { limit in
             Task {
@@ -91,7 +92,7 @@ struct MonitorCommand: AsyncParsableCommand {
         var streamed = false
         var unreported: [RejectionReason: Int] = [:]
         var lastRejectionLine: [RejectionReason: ContinuousClock.Instant] = [:]
-        for await event in sensor.events {
+        for await event in stream.events {
             switch event {
             case .state(let state):
                 printError("systole: \(state)")

@@ -9,7 +9,11 @@ import Testing
 @Suite struct HeartRateSensorTests {
     @Test func measurementsAreDecodedExactlyAsTheSimulatorSentThem() async throws {
         try await withSimulator(scenario(.garminHRM, rate: 10)) { bt in
-            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor)
+            let sensor = HeartRateSensor(
+                client: bt.client,
+                target: .anyHeartRateSensor,
+                delegate: HeartRateSensorEventStream()
+            )
             let events = await collect(sensor) { $0.readings.count >= 25 }
             let readings = events.readings
             #expect(readings.count >= 25)
@@ -71,7 +75,12 @@ import Testing
             // Stale detection also breaks the timeline; a loaded machine must not trigger it here.
             var options = HeartRateSensor.Options()
             options.staleIntervals = 1_000
-            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: options)
+            let sensor = HeartRateSensor(
+                client: bt.client,
+                target: .anyHeartRateSensor,
+                options: options,
+                delegate: HeartRateSensorEventStream()
+            )
             let listening = ContinuousClock.now
             let events = await collect(sensor) { $0.readings.flatMap(\.beats).count >= 15 }
             let readings = events.readings
@@ -117,7 +126,12 @@ import Testing
 
     @Test func reconnectsAfterADropoutAndMarksTheGap() async throws {
         try await withSimulator(scenario(.polarH10, rate: 5)) { bt in
-            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: fastOptions())
+            let sensor = HeartRateSensor(
+                client: bt.client,
+                target: .anyHeartRateSensor,
+                options: fastOptions(),
+                delegate: HeartRateSensorEventStream()
+            )
             let simulator = bt.simulator
             let once = Once()
             let events = await collect(sensor) { events in
@@ -140,7 +154,12 @@ import Testing
 
     @Test func resubscribesAfterBluetoothdRestarts() async throws {
         try await withSimulator(scenario(.wahooTICKR, rate: 10)) { bt in
-            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: fastOptions())
+            let sensor = HeartRateSensor(
+                client: bt.client,
+                target: .anyHeartRateSensor,
+                options: fastOptions(),
+                delegate: HeartRateSensorEventStream()
+            )
             let simulator = bt.simulator
             let once = Once()
             let events = await collect(sensor) { events in
@@ -162,7 +181,12 @@ import Testing
         var away = scenario(.polarH10, rate: 5)
         away.connectTimeout = 0.3
         try await withSimulator(away) { bt in
-            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: fastOptions())
+            let sensor = HeartRateSensor(
+                client: bt.client,
+                target: .anyHeartRateSensor,
+                options: fastOptions(),
+                delegate: HeartRateSensorEventStream()
+            )
             let simulator = bt.simulator
             let once = Once()
             let restartOnce = Once()
@@ -190,7 +214,12 @@ import Testing
         var quirks = scenario(.polarH10, rate: 5) { $0.gapName = "Polar H10 GAP" }
         quirks.quietConnected = true
         try await withSimulator(quirks) { bt in
-            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: fastOptions())
+            let sensor = HeartRateSensor(
+                client: bt.client,
+                target: .anyHeartRateSensor,
+                options: fastOptions(),
+                delegate: HeartRateSensorEventStream()
+            )
             let events = await collect(sensor) { $0.readings.count >= 3 }
             #expect(events.readings.count >= 3)
             let states = events.states
@@ -215,7 +244,12 @@ import Testing
             options.gattObjectsGrace = .milliseconds(300)
             // Resolved, but the objects never come: bluetoothd lost them (the simulator's database is dropped).
             await bt.simulator.withholdGattObjects()
-            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: options)
+            let sensor = HeartRateSensor(
+                client: bt.client,
+                target: .anyHeartRateSensor,
+                options: options,
+                delegate: HeartRateSensorEventStream()
+            )
             let events = await collect(sensor) { events in
                 events.states.contains { if case .disconnected = $0 { true } else { false } }
             }
@@ -232,7 +266,11 @@ import Testing
         try await withSimulator(scenario(.powerbeatsPro2, rate: 5)) { bt in
             let agent = PairingAgent()
             try await agent.register(with: bt.client)
-            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor)
+            let sensor = HeartRateSensor(
+                client: bt.client,
+                target: .anyHeartRateSensor,
+                delegate: HeartRateSensorEventStream()
+            )
             let events = await collect(sensor) { $0.readings.count >= 3 }
             #expect(events.states.contains(.pairing))
             #expect(events.readings.count >= 3)
@@ -247,7 +285,12 @@ import Testing
         try await withSimulator(scenario(.powerbeatsPro2, rate: 5)) { bt in
             var options = fastOptions()
             options.pairsWhenRequired = false
-            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: options)
+            let sensor = HeartRateSensor(
+                client: bt.client,
+                target: .anyHeartRateSensor,
+                options: options,
+                delegate: HeartRateSensorEventStream()
+            )
             let events = await collect(sensor) { events in
                 events.states.contains { if case .disconnected = $0 { true } else { false } }
             }
@@ -260,7 +303,12 @@ import Testing
     @Test func malformedPayloadsAreCountedAndSkipped() async throws {
         let faults = [Scenario.FaultSpec(.malformed, at: 0, every: 4)]
         try await withSimulator(scenario(.polarH10, rate: 20, faults: faults)) { bt in
-            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: twentyASecond())
+            let sensor = HeartRateSensor(
+                client: bt.client,
+                target: .anyHeartRateSensor,
+                options: twentyASecond(),
+                delegate: HeartRateSensorEventStream()
+            )
             let events = await collect(sensor) { $0.readings.count >= 15 }
             let malformed = events.compactMap { if case .malformed(let payload, _) = $0 { payload } else { nil } }
             let sent = await bt.simulator.emittedNotifications()
@@ -277,7 +325,12 @@ import Testing
 
     @Test func saturatedEnergyIsResetThroughTheControlPoint() async throws {
         try await withSimulator(scenario(.garminHRM, rate: 20) { $0.energyStart = 65_534 }) { bt in
-            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: twentyASecond())
+            let sensor = HeartRateSensor(
+                client: bt.client,
+                target: .anyHeartRateSensor,
+                options: twentyASecond(),
+                delegate: HeartRateSensorEventStream()
+            )
             let events = await collect(sensor) { events in
                 events.contains { if case .energyExpendedReset = $0 { true } else { false } }
                     && events.readings.last?.measurement.energyExpended.map { $0 < 100 } == true
@@ -291,7 +344,11 @@ import Testing
 
     @Test func aSilentSensorIsReportedStaleAndTheGapIsMarked() async throws {
         try await withSimulator(scenario(.polarH10, rate: 5)) { bt in
-            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor)
+            let sensor = HeartRateSensor(
+                client: bt.client,
+                target: .anyHeartRateSensor,
+                delegate: HeartRateSensorEventStream()
+            )
             let simulator = bt.simulator
             let once = Once()
             let events = await collect(sensor) { events in
@@ -331,7 +388,12 @@ import Testing
             var options = fastOptions()
             options.discoveryTimeout = .milliseconds(600)
             let missing = try BluetoothAddress("00:11:22:33:44:55")
-            let sensor = HeartRateSensor(client: bt.client, target: .address(missing), options: options)
+            let sensor = HeartRateSensor(
+                client: bt.client,
+                target: .address(missing),
+                options: options,
+                delegate: HeartRateSensorEventStream()
+            )
             let events = await collect(sensor) { events in
                 events.states.contains { if case .disconnected = $0 { true } else { false } }
             }

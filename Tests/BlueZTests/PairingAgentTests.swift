@@ -73,7 +73,12 @@ import Testing
             try await agent.register(with: bt.client)
             var options = fastOptions()
             options.agent = agent
-            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: options)
+            let sensor = HeartRateSensor(
+                client: bt.client,
+                target: .anyHeartRateSensor,
+                options: options,
+                delegate: HeartRateSensorEventStream()
+            )
             let events = await collect(sensor) { $0.readings.count >= 2 }
             #expect(events.states.contains(.pairing))
             #expect(events.readings.count >= 2, "the peripheral side's request was answered: \(events.states)")

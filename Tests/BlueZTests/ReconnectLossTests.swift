@@ -27,7 +27,12 @@ import Testing
             var options = fastOptions()
             options.staleIntervals = 1_000
             options.notify = method
-            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: options)
+            let sensor = HeartRateSensor(
+                client: bt.client,
+                target: .anyHeartRateSensor,
+                options: options,
+                delegate: HeartRateSensorEventStream()
+            )
             let simulator = bt.simulator
             let drops = Drops()
             let events = await collect(sensor) { events in

@@ -10,7 +10,12 @@ import Testing
         var twoAdapters = scenario(.polarH10, rate: 4)
         twoAdapters.adapters = [Scenario.AdapterSpec(seesSensors: false), Scenario.AdapterSpec()]
         try await withSimulator(twoAdapters) { bt in
-            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: fastOptions())
+            let sensor = HeartRateSensor(
+                client: bt.client,
+                target: .anyHeartRateSensor,
+                options: fastOptions(),
+                delegate: HeartRateSensorEventStream()
+            )
             let events = await collect(sensor) { $0.readings.count >= 3 }
             #expect(events.readings.count >= 3, "\(events.states)")
             let address = try #require(sensor.address)
@@ -34,7 +39,12 @@ import Testing
         try await withSimulator(noRSSI) { bt in
             var options = fastOptions()
             options.discoveryTimeout = .seconds(20)
-            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: options)
+            let sensor = HeartRateSensor(
+                client: bt.client,
+                target: .anyHeartRateSensor,
+                options: options,
+                delegate: HeartRateSensorEventStream()
+            )
             let events = await collect(sensor) { $0.readings.count >= 3 }
             #expect(events.readings.count >= 3, "\(events.states)")
             // Found at the first attempt (the test's end cancels the sensor, which then reports a disconnect).
@@ -56,7 +66,12 @@ import Testing
             var options = fastOptions()
             options.adapter = "hci0"
             options.discoveryTimeout = .milliseconds(500)
-            let sensor = HeartRateSensor(client: bt.client, target: .anyHeartRateSensor, options: options)
+            let sensor = HeartRateSensor(
+                client: bt.client,
+                target: .anyHeartRateSensor,
+                options: options,
+                delegate: HeartRateSensorEventStream()
+            )
             let events = await collect(sensor) { events in
                 events.states.contains { if case .disconnected = $0 { true } else { false } }
             }

@@ -108,7 +108,11 @@ func collect(
     }
     var events: [HeartRateSensorEvent] = []
     var stopped = false
-    for await event in sensor.events {
+    guard let stream = sensor.delegate as? HeartRateSensorEventStream else {
+        Issue.record("collect(_:) reads a sensor made with a HeartRateSensorEventStream as its delegate")
+        return []
+    }
+    for await event in stream.events {
         events.append(event)
         if !stopped, await stop(events) {
             stopped = true

@@ -1,7 +1,8 @@
-import DBus
 import Synchronization
 import SystoleTestSupport
 import Testing
+
+@testable import DBus
 
 /// The fast path for a characteristic's `Value`: routed signals reach the handler with their bytes and nothing
 /// else; everything a route cannot take whole (more properties, invalidations, another interface, another sender,
@@ -133,6 +134,41 @@ import Testing
             }
             #expect(received.values.withLock { $0 } == [[0x00, 0x51]])
             #expect(general == [.bytes([0x00, 0x52])])
+        }
+    }
+
+    @Test func aReadsValuesAreFollowedByOneReadCompleteOnTheLoopThread() async throws {
+        try await withBus { fixture in
+            try await fixture.server.requestName(Self.sender)
+            let signals = try await fixture.client.signals(matching: DBusMatchRule(sender: Self.sender))
+            // "v" per value, "|" per read-complete, and whether each ran on the loop thread.
+            let log = Mutex<(entries: [Character], offLoop: Int)>(([], 0))
+            let loop = fixture.client.loop
+            let note: @Sendable (Character) -> Void = { entry in
+                log.withLock { log in
+                    log.entries.append(entry)
+                    if !loop.isCurrent { log.offLoop += 1 }
+                }
+            }
+            fixture.client.routeByteValue(
+                of: "Value",
+                interface: Self.characteristic,
+                path: Self.path,
+                sender: Self.sender,
+                to: { _, _ in note("v") },
+                onReadComplete: { note("|") }
+            )
+            _ = try await fixture.client.nameOwner(of: Self.sender)
+            for beat in 0..<20 { try changed(["Value": .bytes([0x00, UInt8(60 + beat)])], from: fixture.server) }
+            try fixture.server.emit(path: Self.path, interface: "org.systole.Test.Signals", member: "End")
+            for try await signal in signals where signal.member == "End" { break }
+            try await waitUntil("the read-complete after the last value") { log.withLock { $0.entries.last == "|" } }
+            let (entries, offLoop) = log.withLock { $0 }
+            #expect(entries.filter { $0 == "v" }.count == 20)
+            // Every read-complete follows at least one value of its read, and the last value is followed by one.
+            #expect(entries.first == "v")
+            #expect(!zip(entries, entries.dropFirst()).contains { $0 == "|" && $1 == "|" })
+            #expect(offLoop == 0)
         }
     }
 }

@@ -209,4 +209,25 @@ import Testing
             #expect(copies == ["\(ours)"], "\(copies.count) descriptors of the socket open")
         }
     }
+
+    @Test func aReadsDatagramsAreFollowedByOneReadComplete() async throws {
+        try await withBus { fixture in
+            let (ours, theirs) = try Self.socketPair()
+            defer { close(theirs) }
+            let log = Mutex<[Character]>([])
+            _ = fixture.client.readDatagrams(from: ours) { _, _ in
+                log.withLock { $0.append("v") }
+            } onReadComplete: {
+                log.withLock { $0.append("|") }
+            } onEnd: { _ in
+            }
+            for beat in 0..<20 { Self.send(theirs, [0x00, UInt8(60 + beat)]) }
+            try await waitUntil("20 datagrams and a read-complete after the last") {
+                log.withLock { $0.filter { $0 == "v" }.count == 20 && $0.last == "|" }
+            }
+            let entries = log.withLock { $0 }
+            #expect(entries.first == "v")
+            #expect(!zip(entries, entries.dropFirst()).contains { $0 == "|" && $1 == "|" })
+        }
+    }
 }

@@ -107,8 +107,8 @@ final class SensorManager: Service, Sendable {
     private let rejectionLog = Mutex<[Key: RejectionLogLimiter]>([:])
     /// Per sensor (by configuration index): which connection states to log.
     private let journals = Mutex<[Int: SensorJournal]>([:])
-    /// Readings of the current bus wakeup not yet published (nil: none).
-    private let heldReadings = Mutex<[DaemonReading]?>(nil)
+    /// Readings of the current read not yet published.
+    private let heldReadings = Mutex<[DaemonReading]>([])
 
     private let logger: Logger
 
@@ -171,11 +171,14 @@ final class SensorManager: Service, Sendable {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.keepAgentRegistered() }
                 for (index, target) in self.targets.enumerated() {
-                    // Events are taken as they happen, on the sensor's own task: a task of our own per sensor
-                    // would cost a switch per reading.
-                    let sensor = HeartRateSensor(client: self.client, target: target, options: self.options) {
-                        [weak self] event in self?.take(event, index: index)
-                    }
+                    // Events are taken as they happen, where the sensor reports them (readings on the bus's loop
+                    // thread): a task of our own per sensor would cost a switch per reading.
+                    let sensor = HeartRateSensor(
+                        client: self.client,
+                        target: target,
+                        options: self.options,
+                        delegate: Delegate(manager: self, index: index)
+                    )
                     group.addTask { await sensor.run() }
                 }
             }
@@ -312,28 +315,40 @@ final class SensorManager: Service, Sendable {
         var reason: RejectionReason
     }
 
-    /// Publishes a reading with the others of the same bus wakeup: they arrive on the bus's loop thread one
-    /// notification at a time, and handing on the first at once would wake the workout for it alone, so a tick's
-    /// readings would take two or three commits instead of one. Outside the loop's dispatch it goes at once.
+    /// Holds a reading until its read is complete: readings arrive on the bus's loop thread one notification at a
+    /// time, and handing on the first at once would wake the workout for it alone, so a tick's readings would take
+    /// two or three commits instead of one.
     private func publish(_ reading: DaemonReading) {
-        let first = heldReadings.withLock { held -> Bool in
-            if held == nil {
-                held = [reading]
-                return true
-            }
-            held!.append(reading)
-            return false
-        }
-        guard first else { return }
-        if !client.connection.atEndOfDispatch({ self.publishHeldReadings() }) { publishHeldReadings() }
+        heldReadings.withLock { $0.append(reading) }
     }
 
+    /// A sensor's read is complete: everything held goes on as one batch (the first sensor to complete a read of
+    /// the bus takes every sensor's readings of it; the others then find nothing held).
     private func publishHeldReadings() {
         let batch = heldReadings.withLock { held in
-            defer { held = nil }
-            return held ?? []
+            defer { held = [] }
+            return held
         }
         readings.publish(contentsOf: batch)
+    }
+
+    /// One sensor's delegate: its events with its place in the configuration.
+    private final class Delegate: HeartRateSensorDelegate {
+        private weak let manager: SensorManager?
+        private let index: Int
+
+        init(manager: SensorManager, index: Int) {
+            self.manager = manager
+            self.index = index
+        }
+
+        func sensor(_ sensor: HeartRateSensor, didReport event: HeartRateSensorEvent) {
+            manager?.take(event, index: index)
+        }
+
+        func sensorDidCompleteRead(_ sensor: HeartRateSensor) {
+            manager?.publishHeldReadings()
+        }
     }
 
     private func update(_ index: Int, _ change: (inout SensorStatus) -> Void) {
