@@ -93,6 +93,10 @@ extension SQLiteHealthStore {
                 calendar: calendar,
                 occupied: Date(timeIntervalSince1970: first)...Date(timeIntervalSince1970: last)
             )
+            // Quarter-hour aligned buckets (every calendar day, hour or week) are summed from one read of the roll-ups.
+            if buckets.allSatisfy({ Rollup.isAligned($0.start) && Rollup.isAligned($0.end) }) {
+                return try Self.rollupStatistics(of: type, buckets: buckets, db)
+            }
             return try buckets.compactMap { bucket in
                 try Self.statistics(of: type, from: bucket.start, to: bucket.end, db)
             }
@@ -199,37 +203,25 @@ extension SQLiteHealthStore {
             for (from, to) in edges where from < to {
                 for reading in try readings(of: type, startingFrom: from, to: to, db)
                 where reading.startDate.timeIntervalSince1970 >= lower && reading.startDate < end {
-                    parts.add(value: try reading.quantity.doubleValue(for: type.canonicalUnit), count: reading.count)
+                    parts.add(
+                        value: try reading.quantity.doubleValue(for: type.canonicalUnit),
+                        count: reading.count,
+                        start: reading.startDate.timeIntervalSince1970,
+                        end: reading.endDate.timeIntervalSince1970
+                    )
                 }
             }
         }
         guard parts.readings > 0 else { return nil }
-        var statistics = Statistics(quantityType: type, startDate: start, endDate: end)
-        switch type.aggregationStyle {
-        case .cumulative:
-            statistics.add(parts.total, count: parts.readings, start: start, end: end)
-        case .discrete:
-            statistics.add(
-                parts.weighted / Double(parts.readings),
-                count: parts.readings,
-                start: start,
-                end: start,
-                minimum: parts.minimum,
-                maximum: parts.maximum
+        // The most recent reading from the samples themselves, whatever the parts above saw of it.
+        parts.latest = nil
+        if type.aggregationStyle == .discrete, let latest = try mostRecentReading(of: type, from: start, to: end, db) {
+            parts.latest = (
+                latest.startDate.timeIntervalSince1970, latest.endDate.timeIntervalSince1970,
+                try latest.quantity.doubleValue(for: type.canonicalUnit)
             )
-            // The most recent reading, after the aggregate, so it is the one reported.
-            if let latest = try mostRecentReading(of: type, from: start, to: end, db) {
-                var recent = Statistics(quantityType: type, startDate: start, endDate: end)
-                recent.add(
-                    try latest.quantity.doubleValue(for: type.canonicalUnit),
-                    count: 0,
-                    start: latest.startDate,
-                    end: latest.endDate
-                )
-                statistics.mergeMostRecent(from: recent)
-            }
         }
-        return statistics
+        return statistics(of: type, from: start, to: end, parts)
     }
 
     /// The reading of `type` in `[start, end)` with the latest start. Rows are read newest first until no

@@ -175,7 +175,7 @@ public final class SQLiteHealthStore: HealthStore {
             switch sample {
             case .quantity(let q):
                 let value = try q.quantity.doubleValue(for: q.type.canonicalUnit)
-                rollups.add(type: q.type.identifier, value: value, count: q.count, start: q.startDate)
+                rollups.add(type: q.type.identifier, value: value, count: q.count, start: q.startDate, end: q.endDate)
                 if QuantitySeries.joins(q) {
                     try series.add(q, value: value, deviceID: try deviceID(q.device), workoutID: workoutID, db)
                     continue

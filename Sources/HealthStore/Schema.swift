@@ -195,6 +195,18 @@ enum Schema {
             // the change itself is forgotten (a copied or restored store is told apart by it).
             try db.execute(sql: "ALTER TABLE changeLogState ADD COLUMN acknowledgedCommitted REAL")
         }
+        migrator.registerMigration("v11-rollup-latest") { db in
+            // Each roll-up keeps its latest reading (the start and end of the one with the latest start, and its
+            // value), so a statistic's most recent value reads the roll-ups too. NULL where it is not known (rows
+            // of earlier versions, buckets rebuilt after a deletion): the statistics find it in the samples then.
+            try db.execute(
+                sql: """
+                    ALTER TABLE rollup ADD COLUMN latestStart REAL;
+                    ALTER TABLE rollup ADD COLUMN latestEnd REAL;
+                    ALTER TABLE rollup ADD COLUMN latestValue REAL;
+                    """
+            )
+        }
         return migrator
     }
 }
