@@ -43,8 +43,9 @@ extension SQLiteHealthStore {
             }
             result.append(statistics(of: type, from: bucket.start, to: bucket.end, parts))
         }
+        // Columns by position: a year is some 35 000 rows, and looking each column up by name cost more than the rest.
         while let row = try rows.next() {
-            let start = Double(row["bucket"] as Int64) * Rollup.seconds
+            let start = Double(row[0] as Int64) * Rollup.seconds
             // Rows come in time order: the buckets before this row's are done.
             while index < buckets.endIndex, start >= buckets[index].end.timeIntervalSince1970 {
                 try finish()
@@ -52,14 +53,20 @@ extension SQLiteHealthStore {
             }
             guard index < buckets.endIndex else { break }
             guard start >= buckets[index].start.timeIntervalSince1970 else { continue }
-            parts.add(row)
-            if let latestStart = row["latestStart"] as Double?, let latestEnd = row["latestEnd"] as Double?,
-                let latestValue = row["latestValue"] as Double?
+            let readings = row[1] as Int
+            guard readings > 0 else { continue }
+            parts.readings += readings
+            parts.total += row[2] as Double
+            parts.weighted += row[3] as Double
+            parts.minimum = min(parts.minimum, row[4] as Double)
+            parts.maximum = max(parts.maximum, row[5] as Double)
+            if let latestStart = row[6] as Double?, let latestEnd = row[7] as Double?,
+                let latestValue = row[8] as Double?
             {
                 if parts.latest.map({ latestStart >= $0.start }) ?? true {
                     parts.latest = (latestStart, latestEnd, latestValue)
                 }
-            } else if (row["readings"] as Int?) ?? 0 > 0 {
+            } else {
                 latestKnown = false
             }
         }
