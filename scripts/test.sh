@@ -5,7 +5,7 @@
 # runs the short form of the real-stack test (scripts/test-real-bluez.sh --short: the real systoled against bluetoothd
 # and BlueZ's example Heart Rate peripheral in a VM, then the same steps against systole-sim, compared on D-Bus),
 # installs the Debian package (of the debug build) under systemd in that VM and checks it (scripts/test-package.sh
-# --short), cuts the power of a VM three times mid-workout and checks what the store kept (scripts/power-cut.sh), runs
+# --short), cuts the power of a VM twice mid-workout and checks what the store kept (scripts/power-cut.sh), runs
 # short smoke versions of the benchmark, torture and radio-fuzz scripts (so they cannot rot; their figures are
 # not the product's: debug build, few sensors, few seconds), then fuzzes the payload decoder briefly ($SYSTOLE_FUZZ_SECONDS, default 30;
 # 0 skips it).
@@ -36,8 +36,8 @@ scripts/test-real-bluez.sh --short
 echo "== the Debian package under systemd (in the VM, systemd as PID 1), short form"
 scripts/test-package.sh --short
 
-echo "== pull the plug: scripts/power-cut.sh (the VM's power cut mid-workout 3 times: sync = second, commit, second)"
-scripts/power-cut.sh --cuts 3 --sync both
+echo "== pull the plug: scripts/power-cut.sh (the VM's power cut mid-workout twice: sync = second, then commit)"
+scripts/power-cut.sh --cuts 2 --sync both
 
 echo "== smoke: Benchmarks/ingest.sh (5 sensors, 4 s, with bleak; --notify; --outputs; --replication) and scripts/torture.sh (3 workouts, disk full)"
 Benchmarks/ingest.sh --debug --check --sensors 5 --rate 4 --seconds 4 --warmup 2

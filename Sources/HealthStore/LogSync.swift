@@ -28,6 +28,10 @@ extension SQLiteHealthStore {
 /// Syncs the write-ahead log of a store whose commits are not synced (`synchronous = NORMAL`): at most a set time
 /// after the first commit that was not, and at once when asked.
 ///
+/// A commit made on a thread that may wait for the disk (systoled's workout thread) syncs there itself when the
+/// last sync began an interval ago or more: a strap at 1 Hz, whose every commit needs a sync of its own anyway,
+/// then wakes no other thread for it. Commits closer together share one sync, timed on a queue of its own.
+///
 /// `fdatasync` on a descriptor of the log's file of our own makes every frame SQLite wrote durable, whichever
 /// descriptor wrote it: the kernel keeps a file's pages by file, not by descriptor. SQLite also makes the entry of a
 /// new log in its folder durable (at its first sync, which NORMAL makes only at a checkpoint), so this does it too
@@ -37,8 +41,12 @@ final class LogSync: Sendable {
         /// The descriptor of the log and its inode, open from the first sync on.
         var descriptor: Int32 = -1
         var inode: ino_t = 0
-        /// Whether a sync is due (a commit was made since the last one began).
-        var scheduled = false
+        /// A commit was made since the last sync began.
+        var unsynced = false
+        /// A timed sync is on its way.
+        var armed = false
+        /// When the last sync began.
+        var lastSync: ContinuousClock.Instant?
         /// A failed timed sync, reported by the next write.
         var failure: HealthStoreError?
         /// Syncs done (tests).
@@ -68,21 +76,48 @@ final class LogSync: Sendable {
         if descriptor >= 0 { close(descriptor) }
     }
 
-    /// After a commit that was not synced: makes sure a sync follows within the interval.
-    func committed() {
-        let schedule = state.withLock { state in
-            guard !state.scheduled else { return false }
-            state.scheduled = true
-            return true
+    private enum Next {
+        case nothing
+        case syncHere
+        case arm(after: Duration)
+    }
+
+    /// After a commit that was not synced: makes sure a sync follows within the interval. With `mayWait` (the
+    /// calling thread may wait for the disk) it syncs here when the last sync began an interval ago or more.
+    func committed(mayWait: Bool) {
+        let now = ContinuousClock.now
+        let next = state.withLock { state -> Next in
+            state.unsynced = true
+            let since = state.lastSync.map { now - $0 }
+            if mayWait, since.map({ $0 >= interval }) ?? true { return .syncHere }
+            guard !state.armed else { return .nothing }
+            state.armed = true
+            // Due an interval after the last sync began (sooner than the contract asks), or after this commit.
+            return .arm(after: since.map { max(.zero, interval - $0) } ?? interval)
         }
-        guard schedule else { return }
-        let nanoseconds = interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000
-        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [self] in
-            do throws(HealthStoreError) {
-                try syncNow()
-            } catch {
-                state.withLock { $0.failure = error }
+        switch next {
+        case .nothing:
+            return
+        case .syncHere:
+            syncKeepingFailure()
+        case .arm(let delay):
+            let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
+            queue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [self] in
+                let due = state.withLock { state in
+                    state.armed = false
+                    return state.unsynced
+                }
+                if due { syncKeepingFailure() }
             }
+        }
+    }
+
+    /// Syncs, keeping a failure for the next write to report.
+    private func syncKeepingFailure() {
+        do throws(HealthStoreError) {
+            try syncNow()
+        } catch {
+            state.withLock { $0.failure = error }
         }
     }
 
@@ -102,8 +137,11 @@ final class LogSync: Sendable {
     /// Syncs the log now, on the calling thread: every commit made before the call is on the disk when it returns.
     func syncNow() throws(HealthStoreError) {
         try syncing.withLock { _ throws(HealthStoreError) in
-            // A commit that ends from here on schedules a sync of its own.
-            state.withLock { $0.scheduled = false }
+            // A commit that ends from here on is not covered: it asks for a sync of its own.
+            state.withLock { state in
+                state.unsynced = false
+                state.lastSync = .now
+            }
             let descriptor = try openLog()
             guard descriptor >= 0 else { return }
             if fdatasync(descriptor) != 0 {

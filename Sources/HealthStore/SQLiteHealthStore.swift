@@ -776,7 +776,7 @@ actor GroupCommitWriter {
                 try await pool.writeWithoutTransaction(write)
             }
             observer?(ContinuousClock.now - started)
-            logSync?.committed()
+            logSync?.committed(mayWait: inPlace)
             return .success(())
         } catch {
             cache.forget()

@@ -83,7 +83,7 @@ import WorkoutKit
         #expect(FileManager.default.createFile(atPath: file, contents: Data()))
         defer { try? FileManager.default.removeItem(atPath: file) }
         let sync = LogSync(storePath: file + "/health.sqlite", interval: .milliseconds(10))
-        sync.committed()
+        sync.committed(mayWait: false)
         let failure = try await waitFor("the timed sync's failure") { () -> HealthStoreError? in
             do throws(HealthStoreError) {
                 try sync.takeFailure()
@@ -95,5 +95,25 @@ import WorkoutKit
         #expect(failure.kind == .failed)
         #expect(failure.message.contains("finding the store's log for \(file)/health.sqlite failed: Not a directory"))
         #expect(throws: Never.self) { try sync.takeFailure() }
+    }
+
+    @Test func aCommitOnAThreadThatMayWaitSyncsThereOnceAnIntervalHasPassed() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        #expect(FileManager.default.createFile(atPath: folder.path + "-wal", contents: Data([1, 2, 3])))
+        let sync = LogSync(storePath: folder.path, interval: .milliseconds(300))
+        // The first commit: no sync yet, so it syncs where it is, before returning.
+        sync.committed(mayWait: true)
+        #expect(sync.syncCount == 1)
+        // The next, within the interval: it leaves the sync to the timer, which comes without another commit.
+        sync.committed(mayWait: true)
+        sync.committed(mayWait: true)
+        #expect(sync.syncCount == 1)
+        try await waitUntil("the timed sync") { sync.syncCount == 2 }
+        // A thread that may not wait never syncs in place, even with no sync before.
+        let other = LogSync(storePath: folder.path, interval: .milliseconds(300))
+        other.committed(mayWait: false)
+        #expect(other.syncCount == 0)
+        try await waitUntil("the timed sync") { other.syncCount == 1 }
     }
 }
