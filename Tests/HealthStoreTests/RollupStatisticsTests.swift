@@ -130,10 +130,11 @@ import WorkoutKit
     @Test func aStoreOfTheVersionBeforeLearnsNothingWrongFromItsRollUps() async throws {
         let folder = try TemporaryStore()
         defer { folder.remove() }
-        // A file as the store wrote it up to v10: roll-ups without a latest reading, three single readings a day.
+        // A file as the store wrote it up to v10: three single readings a day written before roll-ups existed, then
+        // the migrations up to v10 (v4 rolls them up, without a latest reading).
         do {
             let queue = try DatabaseQueue(path: folder.path)
-            try Schema.migrator.migrate(queue, upTo: "v10-acknowledged-commit-time")
+            try Schema.migrator.migrate(queue, upTo: "v3-anchors")
             try await queue.write { db in
                 for (offset, bpm) in [(3_600.0, 71.0), (7_200, 150), (5_400, 90), (90_000, 64), (95_000, 63)] {
                     let at = t0.timeIntervalSince1970 + offset
@@ -145,15 +146,8 @@ import WorkoutKit
                         arguments: [UUID(), bpm, at, at]
                     )
                 }
-                try db.execute(
-                    sql: """
-                        INSERT INTO rollup (type, bucket, readings, total, weighted, minimum, maximum)
-                        SELECT type, CAST(startDate / 900 AS INTEGER), SUM(count), SUM(value), SUM(value * count),
-                               MIN(value), MAX(value)
-                        FROM quantitySample GROUP BY type, CAST(startDate / 900 AS INTEGER)
-                        """
-                )
             }
+            try Schema.migrator.migrate(queue, upTo: "v10-acknowledged-commit-time")
         }
         let store = try SQLiteHealthStore(path: folder.path, calendar: utc)
         let days = try await days(store)
