@@ -212,13 +212,11 @@ extension HeartRateSensor {
         }
     }
 
-    /// What the end of each read goes to: the delegate, once streaming has begun (until then the notifications wait,
-    /// and are reported with a read of their own when it begins).
+    /// What the end of each read goes to: the delegate, always, even when the read's notifications were held for
+    /// streaming to begin (a delegate that finds nothing new has nothing to hand on) or the session ended meanwhile
+    /// (the read's readings must not wait for another read to go on).
     func readCompleteHandler() -> @Sendable () -> Void {
-        { [weak self] in
-            guard let self, self.state.withLock({ $0.handlesNotifications }) else { return }
-            self.completeRead()
-        }
+        { [weak self] in self?.completeRead() }
     }
 
     /// What each notification goes to: held until streaming begins, then handled as it arrives.

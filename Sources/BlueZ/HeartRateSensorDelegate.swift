@@ -10,7 +10,8 @@ public protocol HeartRateSensorDelegate: AnyObject, Sendable {
     func sensor(_ sensor: HeartRateSensor, didReport event: HeartRateSensorEvent)
 
     /// The readings of one read are all reported (on the loop thread, or on the sensor's task for notifications
-    /// that waited for streaming to begin).
+    /// that waited for streaming to begin): hand on what was reported. It may come with nothing new (a read whose
+    /// notifications wait for streaming to begin, or a session that ended meanwhile).
     func sensorDidCompleteRead(_ sensor: HeartRateSensor)
 
     /// ``HeartRateSensor/run()`` ended: nothing more will be reported.

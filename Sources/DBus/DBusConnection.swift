@@ -251,14 +251,6 @@ public final class DBusConnection: Sendable {
         )
     }
 
-    /// Called from a handler that runs on the connection's loop thread (a signal handler given to
-    /// ``subscribe(to:onSignal:)``, say): runs `action` on that thread once every message read in this
-    /// wakeup is dispatched, and returns true. Called anywhere else it does nothing and returns false. It lets a
-    /// consumer hand on a wakeup's messages in one batch instead of waking its reader for the first of them.
-    public func atEndOfDispatch(_ action: @escaping () -> Void) -> Bool {
-        loop.atEndOfDispatch(action)
-    }
-
     /// The unique name currently owning `name`, or nil when nobody does.
     public func nameOwner(of name: String) async throws(DBusError) -> String? {
         do {

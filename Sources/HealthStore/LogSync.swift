@@ -14,9 +14,10 @@ extension SQLiteHealthStore {
         /// was saved.
         case everyCommit
         /// Samples' commits return once written; the log is synced at most `interval` after the first commit not
-        /// yet synced, on a thread of its own, and at once after every other write (workouts, the journal of a
-        /// workout in progress, deletions). A power cut loses at most the samples of the last `interval`, plus
-        /// the time the sync takes.
+        /// yet synced (on the committing thread when it may wait for the disk, `commitsInPlace`, and the last sync
+        /// began an interval ago or more; otherwise timed, on a queue of its own), and at once after every other
+        /// write (workouts, the journal of a workout in progress, deletions). A power cut loses at most the samples
+        /// of the last `interval`, plus the time the sync takes.
         case periodically(interval: Duration)
 
         /// systoled's `sync = "second"`: synced within half a second, so that with the time to read a reading,
@@ -187,6 +188,11 @@ final class LogSync: Sendable {
                 "\(doing) failed: the disk holding \(storePath) is full. Free some space; what was stored before is intact"
             )
         }
-        return HealthStoreError(.failed, "\(doing) for \(storePath) failed: \(reason)")
+        return HealthStoreError(
+            .failed,
+            "\(doing) for \(storePath) failed: \(reason). The disk may be failing: look for its errors in the kernel's "
+                + "log (journalctl -k) and check its health; readings that could not be saved are kept in memory and "
+                + "saved once it works again"
+        )
     }
 }

@@ -40,46 +40,6 @@ import Testing
         }
     }
 
-    @Test func whatAHandlerLeavesForTheEndOfDispatchRunsOnceTheWakeupsSignalsAreAllHandled() async throws {
-        try await withBus { fixture in
-            // A 200 ms tick: the burst below is read and dispatched in one or two wakeups, not fifty.
-            let client = try await DBusConnection.connect(
-                to: .address(fixture.bus.address),
-                coalescing: .milliseconds(200)
-            )
-            struct Seen {
-                var handled = 0
-                var batches: [Int] = []
-                var scheduled = 0
-            }
-            let seen = Mutex(Seen())
-            let rule = DBusMatchRule(path: "/test/emitter", interface: "org.systole.Test.Signals", member: "Beat")
-            let subscription = try await client.subscribe(to: rule) { _ in
-                let first = seen.withLock { seen -> Bool in
-                    seen.handled += 1
-                    return seen.handled - 1 == seen.batches.reduce(0, +)
-                }
-                guard first else { return }
-                // The first signal since the last batch: the batch is counted once the wakeup's signals are done.
-                let scheduled = client.atEndOfDispatch {
-                    seen.withLock { $0.batches.append($0.handled - $0.batches.reduce(0, +)) }
-                }
-                if scheduled { seen.withLock { $0.scheduled += 1 } }
-            }
-            let consumer = Task { try await subscription.ended() }
-            defer { consumer.cancel() }
-            // Not from a handler: nothing is scheduled.
-            #expect(!client.atEndOfDispatch {})
-
-            for beat in Int32(0)..<50 { try emit(beat, from: fixture.server) }
-            _ = await eventually { seen.withLock { $0.batches.reduce(0, +) } >= 50 }
-            let result = seen.withLock { $0 }
-            #expect(result.batches.reduce(0, +) == 50, "every signal is in a batch")
-            #expect(result.scheduled == result.batches.count, "each batch was left for the end of its dispatch")
-            #expect(result.batches.count <= 3, "a burst read in one tick is one batch: \(result.batches)")
-        }
-    }
-
     @Test func aHandlerTakesMatchingSignalsInOrderUntilItsSubscriptionIsCancelled() async throws {
         try await withBus { fixture in
             let client = try await DBusConnection.connect(to: .address(fixture.bus.address))

@@ -120,7 +120,7 @@ import WorkoutKit
             ("sensors = []", 1, "sensors is empty"),
             ("sample_types = [\"steps\"]", 1, "unknown sample type 'steps'; known: heartRate"),
             ("store = \"health.sqlite\"", 1, "store must be an absolute path"),
-            ("[store]\npath = \"health.sqlite\"", 2, "path must be an absolute path"),
+            ("[store]\npath = \"health.sqlite\"", 2, "path in [store] must be an absolute path"),
             ("[store]\nsync = \"always\"", 2, "sync in [store] must be \"second\" (synced to the disk at most"),
             ("[store]\nsync = 1", 2, "sync must be a string in quotes, not an integer"),
             ("[store]\nfsync = \"commit\"", 2, "unknown setting 'fsync' in [store]; known: path, sync"),

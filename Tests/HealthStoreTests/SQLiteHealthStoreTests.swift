@@ -20,6 +20,25 @@ struct TemporaryStore {
     func remove() { try? FileManager.default.removeItem(at: folder) }
 }
 
+/// The journal of a session of `activity` running since `start`, with nothing collected yet.
+func runningJournal(_ activity: WorkoutActivityType, startedAt start: Date) -> WorkoutJournal {
+    WorkoutJournal(
+        sessionID: UUID(),
+        workoutID: UUID(),
+        configuration: WorkoutConfiguration(activityType: activity),
+        state: .running,
+        startDate: start,
+        endDate: nil,
+        lastDate: nil,
+        currentActivity: nil,
+        activities: [],
+        collectionStartDate: start,
+        collectionEndDate: nil,
+        events: [],
+        metadata: [:]
+    )
+}
+
 /// Runs a whole workout through a session and its builder (start, collect `samples`, stop, finish, end).
 @discardableResult
 func recordWorkout(
@@ -152,23 +171,7 @@ func recordWorkout(
     @Test func severalSessionsInProgressAreJournaledApartAndAnOldSingleJournalIsKept() async throws {
         let folder = try TemporaryStore()
         defer { folder.remove() }
-        func journal(_ activity: WorkoutActivityType) -> WorkoutJournal {
-            WorkoutJournal(
-                sessionID: UUID(),
-                workoutID: UUID(),
-                configuration: WorkoutConfiguration(activityType: activity),
-                state: .running,
-                startDate: t0,
-                endDate: nil,
-                lastDate: nil,
-                currentActivity: nil,
-                activities: [],
-                collectionStartDate: t0,
-                collectionEndDate: nil,
-                events: [],
-                metadata: [:]
-            )
-        }
+        func journal(_ activity: WorkoutActivityType) -> WorkoutJournal { runningJournal(activity, startedAt: t0) }
         // A file as the store wrote it before sessions were journaled apart: one journal row.
         let old = journal(.rowing)
         do {

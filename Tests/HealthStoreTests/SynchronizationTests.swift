@@ -42,7 +42,7 @@ import WorkoutKit
 
         try await store.save([heartRate(120, at: 0)], workoutID: nil)
         try await waitUntil("a sync after the commit") { store.logSyncCount! > atOpen }
-        // A burst of commits shares one sync, and another follows the last of them.
+        // After a burst of commits, a sync follows the last of them too.
         for second in 1...20 { try await store.save([heartRate(121, at: Double(second))], workoutID: nil) }
         let afterBurst = store.logSyncCount!
         try await store.save([heartRate(122, at: 21)], workoutID: nil)
@@ -56,21 +56,7 @@ import WorkoutKit
         // An interval no test reaches: every sync seen comes from the writes themselves.
         let store = try SQLiteHealthStore(path: folder.path, synchronization: .periodically(interval: .seconds(3600)))
         let before = try #require(store.logSyncCount)
-        let journal = WorkoutJournal(
-            sessionID: UUID(),
-            workoutID: UUID(),
-            configuration: WorkoutConfiguration(activityType: .running),
-            state: .running,
-            startDate: t0,
-            endDate: nil,
-            lastDate: t0,
-            currentActivity: nil,
-            activities: [],
-            collectionStartDate: t0,
-            collectionEndDate: nil,
-            events: [],
-            metadata: [:]
-        )
+        let journal = runningJournal(.running, startedAt: t0)
         try await store.saveJournal(journal)
         #expect(store.logSyncCount == before + 1)
         try await store.clearJournal(sessionID: journal.sessionID)

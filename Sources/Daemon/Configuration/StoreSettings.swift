@@ -16,7 +16,7 @@ extension DaemonConfiguration {
     mutating func applyStore(_ entry: TOML.Entry) throws(Reason) {
         switch entry.key {
         case "path":
-            storePath = try path(entry)
+            storePath = try Self.path(try string(entry), "path in [store]")
         case "sync":
             let text = try string(entry)
             guard let sync = StoreSync(rawValue: text) else {

@@ -349,6 +349,11 @@ final class SensorManager: Service, Sendable {
         func sensorDidCompleteRead(_ sensor: HeartRateSensor) {
             manager?.publishHeldReadings()
         }
+
+        /// A stopping sensor leaves nothing held (the daemon's shutdown records what was read).
+        func sensorDidStop(_ sensor: HeartRateSensor) {
+            manager?.publishHeldReadings()
+        }
     }
 
     private func update(_ index: Int, _ change: (inout SensorStatus) -> Void) {
