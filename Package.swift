@@ -136,11 +136,23 @@ let package = Package(
         // MARK: Names of the daemon's D-Bus control API, shared by the daemon and the CLI.
         .target(name: "ControlAPI"),
 
-        // MARK: The daemon: configuration, services in one ServiceGroup, the D-Bus control API, the live log.
+        // MARK: The recording path: sensors → hand-off → workout (stored) → live log and outputs, as named stages.
+        .target(
+            name: "Recording",
+            dependencies: [
+                // ControlAPI for the one elapsed-time format the live log shares with the CLI.
+                "BlueZ", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit", "HealthStore", "WorkoutAnalysis",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // MARK: The daemon: configuration, services in one ServiceGroup, the D-Bus control API.
         .target(
             name: "Daemon",
             dependencies: [
-                "BlueZ", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit", "HealthStore", "WorkoutAnalysis",
+                "Recording", "BlueZ", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit", "HealthStore",
+                "WorkoutAnalysis",
                 "WorkoutExport", "WorkoutReports", "LiveView", "LiveWeb", "MQTTBridge", "Replication", "CMalloc",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -237,6 +249,13 @@ let package = Package(
             ],
             // The reference's scripts run from the source tree with the venv's Python.
             exclude: ["Python"]
+        ),
+        .testTarget(
+            name: "RecordingTests",
+            dependencies: [
+                "Recording", "BlueZ", "DBus", "HeartRateProfile", "HealthStore", "WorkoutKit", "WorkoutAnalysis",
+                "SystoleTestSupport", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "DaemonTests",

@@ -7,6 +7,7 @@ import LiveWeb
 import Logging
 import MQTTBridge
 import Metrics
+import Recording
 import Replication
 import ServiceLifecycle
 import WorkoutKit
@@ -197,11 +198,12 @@ public func buildDaemon(
 
     let sensors = SensorManager(
         client: client,
-        sensors: configuration.sensors,
+        targets: configuration.sensors.map(\.target),
         adapter: configuration.adapter,
         notificationLimit: configuration.notificationLimit,
         athletes: configuration.athletes,
-        bluetooth: configuration.bluetooth,
+        notify: configuration.bluetooth.notify,
+        notifyBySensor: configuration.bluetooth.notifyBySensor,
         logger: logger
     )
     let workouts = WorkoutManager(
@@ -259,15 +261,11 @@ public func buildDaemon(
         clock: clock,
         metrics: metrics
     )
-    let pipeline = IngestPipeline(
+    let pipeline = RecordingPipeline(
         readings: sensors.readings,
         workouts: workouts,
-        outputs: IngestPipeline.Outputs(
-            liveLog: { liveLogService.write($0) },
-            recorded: { control.readingsRecorded() },
-            live: { live.feed.changed() },
-            dropped: { metrics.readingsDropped($0) }
-        ),
+        liveLog: liveLogService,
+        outputs: [control, live, metrics],
         logger: logger
     )
     var outputs: [any Service] = [live]

@@ -3,6 +3,7 @@ import DBus
 import Foundation
 import Glibc
 import MQTTBridge
+import Recording
 import Replication
 import WorkoutAnalysis
 import WorkoutKit
@@ -22,20 +23,21 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case .address(let address): address.description
             }
         }
+
+        /// The sensor a `HeartRateSensor` looks for.
+        var target: SensorTarget {
+            switch self {
+            case .any: .anyHeartRateSensor
+            case .address(let address): .address(address)
+            }
+        }
     }
 
-    /// How much the outputs show: the live log, the web page and overlay, /metrics and MQTT.
-    public enum Privacy: String, Sendable, Equatable {
-        /// Every metric.
-        case full
-        /// Only the workout's duration.
-        case durationOnly = "duration-only"
-    }
+    /// How much the outputs show: see ``Recording/Privacy``.
+    public typealias Privacy = Recording.Privacy
 
-    public enum LiveLogFormat: String, Sendable, Equatable {
-        case text
-        case json
-    }
+    /// How the live log's lines are written: see ``Recording/LiveLogFormat``.
+    public typealias LiveLogFormat = Recording.LiveLogFormat
 
     public var bus: DBusBus = .system
     /// `hciN`; nil: every powered adapter.

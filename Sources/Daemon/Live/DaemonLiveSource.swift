@@ -3,6 +3,7 @@ import Foundation
 import HealthStore
 import LiveView
 import LiveWeb
+import Recording
 import ServiceLifecycle
 import WorkoutAnalysis
 import WorkoutKit
@@ -12,7 +13,7 @@ import WorkoutReports
 /// snapshot, the sensors' statuses and the store, with the privacy setting applied here, once, for all of them.
 /// As a service it tells the ``LiveFeed`` of the workout's and the sensors' changes; the ingest pipeline's output
 /// stage tells it of each recorded batch.
-final class DaemonLiveSource: LiveWebSource, Service {
+final class DaemonLiveSource: LiveWebSource, Service, RecordingOutput {
     let feed = LiveFeed()
     let daemonMetrics: DaemonMetrics
     private let workouts: WorkoutManager
@@ -212,4 +213,10 @@ final class DaemonLiveSource: LiveWebSource, Service {
             showsHeartRate: showsHeartRate
         )
     }
+}
+
+extension DaemonLiveSource {
+    /// A batch was recorded: the live feed wakes the web page's event streams and the MQTT publisher, which build
+    /// what they show on their own tasks.
+    func didRecord(_ batch: [RecordedReading]) { feed.changed() }
 }

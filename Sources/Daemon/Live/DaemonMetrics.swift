@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import Prometheus
+import Recording
 import Synchronization
 
 /// systoled's Prometheus metrics (`/metrics`): what is counted as it happens (readings dropped, MQTT messages
@@ -8,7 +9,7 @@ import Synchronization
 /// (heart rate, battery, connection, readings and rejected notifications per sensor, the workout's state and
 /// elapsed time). Every series is labelled by
 /// the sensor's address, never by the name it advertises (a device in range chooses that).
-final class DaemonMetrics: Sendable {
+final class DaemonMetrics: RecordingOutput {
     let registry = PrometheusCollectorRegistry()
     /// The store's commits, through swift-metrics (its `Timer` becomes a Prometheus histogram).
     let commitDuration: CoreMetrics.Timer
@@ -69,7 +70,8 @@ final class DaemonMetrics: Sendable {
 
     func mqttConnection(_ connected: Bool) { mqttConnected.set(to: connected ? 1 : 0) }
 
-    func readingsDropped(_ count: Int) { droppedReadings.increment(by: Int64(count)) }
+    /// Readings the recording pipeline's hand-off dropped (its backlog was full).
+    func didDrop(_ count: Int) { droppedReadings.increment(by: Int64(count)) }
 
     /// The exposition: the scrape-time values set first, then everything in the text format.
     func exposition(snapshot: WorkoutSnapshot, sensors: [SensorStatus], showsHeartRate: Bool) -> [UInt8] {

@@ -4,6 +4,7 @@ import DBus
 import Foundation
 import HealthStore
 import HeartRateProfile
+import Recording
 import Replication
 import ServiceLifecycle
 import WorkoutAnalysis
@@ -13,7 +14,7 @@ import WorkoutReports
 /// systoled's D-Bus control API (`org.systole.Daemon1` at `/org/systole/Daemon`, name `org.systole.Daemon`):
 /// the workout commands a HealthKit app offers as intents, sensor management, and the store's workouts and
 /// statistics. Who may call it is decided by the bus policy (systemd/org.systole.Daemon.conf).
-final class ControlService: Service, Sendable {
+final class ControlService: Service, RecordingOutput {
     private let connection: DBusConnection
     private let client: BlueZClient
     private let workouts: WorkoutManager
@@ -23,7 +24,7 @@ final class ControlService: Service, Sendable {
     private let adapter: String?
     private let object = DBusObject(path: ControlAPI.objectPath)
     private let lastRefresh = LastTime()
-    /// When ``IngestPipeline`` last recorded a batch of readings.
+    /// When ``RecordingPipeline`` last recorded a batch of readings.
     private let lastBatch = LastTime(.now - .seconds(3600))
     private let clock: any WorkoutClock
     private let profile: AthleteProfile
@@ -116,10 +117,10 @@ final class ControlService: Service, Sendable {
         connection.unexport(path: ControlAPI.objectPath)
     }
 
-    /// A batch of readings was recorded (the output stage of ``IngestPipeline``, on the workout thread right after
+    /// A batch of readings was recorded (the output stage of ``RecordingPipeline``, on the workout thread right after
     /// its commit): while readings arrive, they drive the once-a-second announcement, with no thread of its own woken
     /// and no timer.
-    func readingsRecorded() {
+    func didRecord(_ batch: [RecordedReading]) {
         lastBatch.set(.now)
         if lastRefresh.age >= .milliseconds(900) { refresh() }
     }

@@ -1,6 +1,7 @@
 import ControlAPI
 import Foundation
 import Logging
+import Recording
 import ServiceLifecycle
 import Synchronization
 
