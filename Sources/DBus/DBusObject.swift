@@ -13,6 +13,26 @@ public final class DBusObject: Sendable {
     private struct Exported {
         var interface: DBusInterface
         var values: [String: DBusValue]
+        /// Properties whose value is made when it is read (``provideProperty(_:_:value:)``).
+        var providers: [String: @Sendable () -> DBusValue?] = [:]
+
+        /// Every value, the provided ones made now: call without the object's lock held.
+        func currentValues() -> [String: DBusValue] {
+            var current = values
+            for (name, provide) in providers { current[name] = provide() }
+            return current
+        }
+
+        /// The readable values, the provided ones made now: call without the object's lock held.
+        func readableValues() -> [String: DBusValue] {
+            currentValues().filter { name, _ in interface.properties.first { $0.name == name }?.access != .write }
+        }
+
+        /// The value of `name`, made now when it is provided: call without the object's lock held.
+        func value(of name: String) -> DBusValue? {
+            if let provide = providers[name] { return provide() }
+            return values[name]
+        }
     }
 
     private struct State {
@@ -69,7 +89,20 @@ public final class DBusObject: Sendable {
 
     /// The current value of a property, nil when absent.
     public func property(_ interface: String, _ name: String) -> DBusValue? {
-        state.withLock { $0.interfaces[interface]?.values[name] }
+        state.withLock { $0.interfaces[interface] }?.value(of: name)
+    }
+
+    /// Makes a property's value when it is read (Get, GetAll, GetManagedObjects) instead of keeping one: for a
+    /// large value that changes more often than anybody reads it. Its changes are announced by
+    /// ``setProperties(_:_:emitUnchanged:announce:invalidating:)``: the value itself, or only its name, as
+    /// invalidated (a client that wants the new value reads it). `value` runs on the connection's loop thread
+    /// without the object's lock held, so it must not wait.
+    public func provideProperty(
+        _ interface: String,
+        _ name: String,
+        value: @escaping @Sendable () -> DBusValue?
+    ) {
+        state.withLock { $0.interfaces[interface]?.providers[name] = value }
     }
 
     /// Sets (or, with nil, removes) property values and emits one `PropertiesChanged` with those that changed.
@@ -78,11 +111,14 @@ public final class DBusObject: Sendable {
     ///   - emitUnchanged: announce the values even when equal to the old ones, as BlueZ does for a
     ///     characteristic's `Value` on every notification.
     ///   - announce: false changes the values without a signal (to play a service that misses one).
+    ///   - invalidating: properties announced as changed without their values (listed among the invalidated), in
+    ///     the same signal: a provided property whose value is large (``provideProperty(_:_:value:)``).
     public func setProperties(
         _ interface: String,
         _ changes: [String: DBusValue?],
         emitUnchanged: Bool = false,
-        announce: Bool = true
+        announce: Bool = true,
+        invalidating: [String] = []
     ) {
         let emission = state.withLock { state -> (DBusConnection, [String: DBusValue], [String])? in
             guard var exported = state.interfaces[interface] else { return nil }
@@ -94,6 +130,7 @@ public final class DBusObject: Sendable {
                 exported.values[name] = value
                 if let value { changed[name] = value } else { invalidated.append(name) }
             }
+            invalidated += invalidating.filter { changed[$0] == nil && !invalidated.contains($0) }
             state.interfaces[interface] = exported
             guard announce, !changed.isEmpty || !invalidated.isEmpty, let connection = state.connection?.connection
             else {
@@ -143,15 +180,17 @@ public final class DBusObject: Sendable {
     /// properties), as `GetManagedObjects` and `InterfacesAdded` list them. Properties is listed only for an
     /// object that has some, as GDBus-based services such as bluetoothd do.
     func interfacesAndProperties() -> [String: [String: DBusValue]] {
-        state.withLock { state in
-            guard !state.interfaces.isEmpty else { return [:] }
+        var (result, provided) = state.withLock { state -> ([String: [String: DBusValue]], [String: Exported]) in
+            guard !state.interfaces.isEmpty else { return ([:], [:]) }
             var result: [String: [String: DBusValue]] = [Introspection.interface: [:]]
             if state.interfaces.values.contains(where: { !$0.interface.properties.isEmpty }) {
                 result[Properties.interface] = [:]
             }
-            for (name, exported) in state.interfaces { result[name] = exported.values }
-            return result
+            for (name, exported) in state.interfaces where exported.providers.isEmpty { result[name] = exported.values }
+            return (result, state.interfaces.filter { !$0.value.providers.isEmpty })
         }
+        for (name, exported) in provided { result[name] = exported.currentValues() }
+        return result
     }
 
     /// Whether a call of `member` may carry file descriptors: its method names one among its inputs. A call that
@@ -210,10 +249,7 @@ public final class DBusObject: Sendable {
         }
         switch call.member {
         case "GetAll":
-            let readable = exported.values.filter { name, _ in
-                exported.interface.properties.first { $0.name == name }?.access != .write
-            }
-            return [.propertyMap(readable)]
+            return [.propertyMap(exported.readableValues())]
         case "Get":
             let name = try call.argument(1, "a property name").string ?? ""
             guard let property = exported.interface.properties.first(where: { $0.name == name }),
@@ -221,7 +257,7 @@ public final class DBusObject: Sendable {
             else {
                 throw DBusError(.unknownProperty, "\(interfaceName) has no readable property \(name.quotedExcerpt())")
             }
-            guard let value = exported.values[name] else {
+            guard let value = exported.value(of: name) else {
                 throw DBusError(.unknownProperty, "\(interfaceName).\(name) has no value")
             }
             return [.variant(value)]

@@ -1,5 +1,6 @@
 import DBus
 import SystoleTestSupport
+import Synchronization
 import Testing
 
 @Suite struct ExportedObjectTests {
@@ -124,6 +125,64 @@ import Testing
                 arguments: [.string("org.bluez.Device1")]
             )
             #expect(all.first?.propertyMap == [:])
+        }
+    }
+
+    /// A provided property is made at each read (Get, GetAll, GetManagedObjects), and its change can be announced
+    /// by name alone, beside other properties' values in the same signal.
+    @Test func providedPropertiesAreMadeWhenReadAndMayBeAnnouncedByName() async throws {
+        try await withBus { fixture in
+            fixture.server.addObjectManager(at: "/")
+            let reads = Atomic<Int>(0)
+            let object = DBusObject(path: "/org/example/Counter")
+            let interface = "org.example.Counter1"
+            object.addInterface(
+                DBusInterface(interface, properties: [DBusProperty("Count", .uint32), DBusProperty("Label", .string)]),
+                values: ["Label": .string("a")]
+            )
+            object.provideProperty(interface, "Count") {
+                .uint32(UInt32(reads.add(1, ordering: .relaxed).newValue))
+            }
+            fixture.server.export(object)
+            let get = { () async throws -> DBusValue? in
+                try await fixture.client.call(
+                    destination: fixture.server.uniqueName,
+                    path: object.path,
+                    interface: "org.freedesktop.DBus.Properties",
+                    method: "Get",
+                    arguments: [.string(interface), .string("Count")]
+                ).first
+            }
+            let first = try await get()
+            #expect(try await get() != first)
+            let all = try await fixture.client.call(
+                destination: fixture.server.uniqueName,
+                path: object.path,
+                interface: "org.freedesktop.DBus.Properties",
+                method: "GetAll",
+                arguments: [.string(interface)]
+            )
+            #expect(all.first?.propertyMap?["Count"] != nil && all.first?.propertyMap?["Label"] == .string("a"))
+            let managed = try await fixture.client.call(
+                destination: fixture.server.uniqueName,
+                path: "/",
+                interface: "org.freedesktop.DBus.ObjectManager",
+                method: "GetManagedObjects"
+            )
+            let objects = managed.first?.dictionaryEntries ?? []
+            let interfaces = objects.first { $0.key == .objectPath(object.path) }?.value.dictionaryEntries ?? []
+            #expect(interfaces.first { $0.key == .string(interface) }?.value.propertyMap?["Count"] != nil)
+
+            let changes = try await fixture.client.signals(matching: DBusMatchRule(member: "PropertiesChanged"))
+            object.setProperties(interface, ["Label": .string("b")], invalidating: ["Count"])
+            var iterator = changes.makeAsyncIterator()
+            let signal = try #require(try await iterator.next())
+            #expect(signal.arguments[1].propertyMap == ["Label": .string("b")])
+            #expect(signal.arguments[2] == .strings(["Count"]))
+            // Nothing but a name to announce is still announced.
+            object.setProperties(interface, ["Label": .string("b")], invalidating: ["Count"])
+            let named = try #require(try await iterator.next())
+            #expect(named.arguments[1].propertyMap == [:] && named.arguments[2] == .strings(["Count"]))
         }
     }
 

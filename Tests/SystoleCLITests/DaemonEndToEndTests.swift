@@ -389,6 +389,60 @@ import Testing
         }
     }
 
+    /// A sensor's readings alone name `Sensors` as invalidated, once a second, and `Get` answers with the new
+    /// values; a change of its status (skin contact lost) is announced with the value.
+    @Test func sensorsAreAnnouncedWithTheirValueOnlyWhenTheirStatusChanges() async throws {
+        try await withSetup { s in
+            let address = try #require(s.simulator.addresses.first)
+            let connection = try await DBusConnection.connect(to: .address(s.bus.address))
+            defer { connection.close() }
+            let changes = try await connection.signals(
+                matching: DBusMatchRule(
+                    path: ControlAPI.objectPath,
+                    interface: "org.freedesktop.DBus.Properties",
+                    member: "PropertiesChanged"
+                )
+            )
+            let sensor = { () async throws -> [String: DBusValue] in
+                let reply = try await connection.call(
+                    destination: ControlAPI.busName,
+                    path: ControlAPI.objectPath,
+                    interface: "org.freedesktop.DBus.Properties",
+                    method: "Get",
+                    arguments: [.string(ControlAPI.interface), .string("Sensors")]
+                )
+                return reply.first?.unwrapped.array?.first?.propertyMap ?? [:]
+            }
+            /// Waits for a signal naming `Sensors` among the invalidated properties; returns whether it carried a
+            /// value of `Sensors` too (it must not).
+            let invalidation = { () async throws -> Bool in
+                try await withTimeout(generousDeadline, "Sensors named as invalidated") {
+                    for try await signal in changes where signal.arguments[2].strings?.contains("Sensors") == true {
+                        return signal.arguments[1].propertyMap?["Sensors"] != nil
+                    }
+                    return true
+                }
+            }
+            try await waitUntil("the sensor streaming", every: .milliseconds(200)) { try await sensor()["bpm"] != nil }
+            #expect(try await invalidation() == false)
+            let first = try #require(try await sensor()["lastReading"]?.double)
+            #expect(try await sensor()["address"] == .string(address))
+            #expect(try await invalidation() == false)
+            try await waitUntil("a later reading read with Get", every: .milliseconds(200)) {
+                try await sensor()["lastReading"]?.double ?? 0 > first
+            }
+            try await s.simulator.play(#"{"kind": "contact-loss", "for": 4}"#, sensor: address, bus: s.bus)
+            let lost = try await withTimeout(generousDeadline, "Sensors announced without skin contact") {
+                for try await signal in changes {
+                    guard let sensors = signal.arguments[1].propertyMap?["Sensors"]?.array else { continue }
+                    if sensors.first?.propertyMap?["contact"] == .string("notDetected") { return true }
+                }
+                return false
+            }
+            #expect(lost)
+        }
+    }
+
     @Test func sensorsArePairedForgottenAndScannedThroughTheDaemon() async throws {
         // Earbuds that refuse notifications until paired.
         try await withSetup(simulator: ["--model", "powerbeats-pro-2", "--rate", "2"]) { s in

@@ -62,6 +62,9 @@ final class ControlService: Service, RecordingOutput {
     /// Exports the object and takes the well-known name; fails when another systoled has it.
     func publish() async throws(DBusError) {
         object.addInterface(makeInterface(), values: initialProperties())
+        // Every reading changes a sensor's bpm and date: the sensors are made when read, and a change of those
+        // alone is announced by name (see refresh()).
+        object.provideProperty(ControlAPI.interface, "Sensors") { [sensors] in Self.sensorsValue(sensors) }
         connection.export(object)
         let reply = try await connection.requestName(ControlAPI.busName, flags: [.doNotQueue])
         guard reply == .primaryOwner || reply == .alreadyOwner else {
@@ -138,22 +141,33 @@ final class ControlService: Service, RecordingOutput {
         ]
     }
 
+    /// Announces what changed. `Sensors` goes with its value only when a sensor's status changed beyond its
+    /// readings; when only readings changed (every sensor's bpm and date, with a hundred sensors most of a
+    /// signal), it is named among the invalidated properties and whoever wants it reads it.
     private func refresh() {
         lastRefresh.set(.now)
         let all = workouts.currentSnapshots
         let snapshot = all.first ?? .idle
         let latest = workouts.currentLatestReading
+        let sensorChanges = sensors.takeChanges()
+        var changes: [String: DBusValue?] = [
+            "State": .string(snapshot.stateName),
+            "ElapsedTime": .double((snapshot.elapsed * 10).rounded() / 10),
+            "HeartRate": .propertyMap(heartRate(latest)),
+            "CurrentWorkout": .propertyMap(Self.values(of: snapshot)),
+            "Workouts": .array(.propertyMap, all.map { .propertyMap(Self.values(of: $0)) }),
+        ]
+        if sensorChanges.contains(.status) { changes["Sensors"] = Self.sensorsValue(sensors) }
         object.setProperties(
             ControlAPI.interface,
-            [
-                "State": .string(snapshot.stateName),
-                "ElapsedTime": .double((snapshot.elapsed * 10).rounded() / 10),
-                "HeartRate": .propertyMap(heartRate(latest)),
-                "Sensors": .array(.propertyMap, sensors.sensors.map { .propertyMap(Self.values(of: $0)) }),
-                "CurrentWorkout": .propertyMap(Self.values(of: snapshot)),
-                "Workouts": .array(.propertyMap, all.map { .propertyMap(Self.values(of: $0)) }),
-            ]
+            changes,
+            invalidating: sensorChanges == .readings ? ["Sensors"] : []
         )
+    }
+
+    /// The `Sensors` property: every configured sensor's status.
+    private static func sensorsValue(_ sensors: SensorManager) -> DBusValue {
+        .array(.propertyMap, sensors.sensors.map { .propertyMap(values(of: $0)) })
     }
 
     private func heartRate(_ latest: DaemonReading?) -> [String: DBusValue] {
@@ -280,7 +294,7 @@ final class ControlService: Service, RecordingOutput {
                     return []
                 },
                 DBusMethod("ListSensors", outputs: [("sensors", .array(map))]) { _ in
-                    [.array(map, self.sensors.sensors.map { .propertyMap(Self.values(of: $0)) })]
+                    [Self.sensorsValue(self.sensors)]
                 },
                 DBusMethod("Scan", inputs: [("seconds", .double)], outputs: [("devices", .array(map))]) {
                     call throws(DBusError) in try await self.scan(call)

@@ -17,6 +17,8 @@ package final class SensorManager: Service, Sendable {
     private let athletes: Athletes
     private let options: HeartRateSensor.Options
     private let statuses: Mutex<[Int: SensorStatus]>
+    /// ``SensorChanges`` since ``takeChanges()`` was last called.
+    private let pendingChanges = Atomic<Int>(0)
     /// Registered while the daemon runs, but bluetoothd's default agent only while we pair a sensor (see
     /// ``PairingAgent``): the sensors' own pairing and `systole pair` go through it.
     package let agent: PairingAgent
@@ -277,6 +279,7 @@ package final class SensorManager: Service, Sendable {
             let before = status
             change(&status)
             statuses[index] = status
+            if status != before { pendingChanges.bitwiseOr(SensorChanges.readings.rawValue, ordering: .relaxed) }
             // A new reading changes the last value and date, which the control object announces with its
             // once-a-second refresh; announcing at once is for everything else (a hundred sensors' readings made
             // this a wakeup of the control service per reading).
@@ -287,6 +290,25 @@ package final class SensorManager: Service, Sendable {
             significant.rejected = before.rejected
             return significant != before
         }
-        if changed { statusChanged.publish(()) }
+        if changed {
+            pendingChanges.bitwiseOr(SensorChanges.status.rawValue, ordering: .relaxed)
+            statusChanged.publish(())
+        }
     }
+
+    /// What changed in the sensors' statuses since the last call: their readings alone (last heart rate and
+    /// date, counts), or more (``statusChanged`` fired).
+    package func takeChanges() -> SensorChanges {
+        SensorChanges(rawValue: pendingChanges.exchange(0, ordering: .relaxed))
+    }
+}
+
+/// What changed in the sensors' statuses (``SensorManager/takeChanges()``).
+package struct SensorChanges: OptionSet, Sendable {
+    package let rawValue: Int
+    package init(rawValue: Int) { self.rawValue = rawValue }
+    /// A sensor's last heart rate, its date, or its counts of readings and rejected notifications.
+    package static let readings = SensorChanges(rawValue: 1)
+    /// Anything else: its state, connection, battery, contact, name, athlete, notify method.
+    package static let status = SensorChanges(rawValue: 2)
 }
