@@ -1,6 +1,6 @@
 import DBus
-import SystoleTestSupport
 import Synchronization
+import SystoleTestSupport
 import Testing
 
 @Suite struct ExportedObjectTests {
