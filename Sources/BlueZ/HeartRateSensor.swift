@@ -447,12 +447,14 @@ public final class HeartRateSensor: Sendable {
         }
     }
 
-    /// Reports the sensor stale when it stays silent for ``Options/staleIntervals`` usual intervals (checked by the
-    /// shared ``SilenceWatch`` when the deadline comes, at most a quarter of a second late), until cancelled.
+    /// Reports the sensor stale when it stays silent for ``Options/staleIntervals`` usual intervals, until
+    /// cancelled. Checked on the bus's loop thread when the deadline comes (``DBus/DBusConnection/runOnLoop(at:repeating:)``),
+    /// which moves on with every notification: a streaming strap's check costs a wakeup of that thread every few
+    /// seconds, or none while other notifications keep it awake.
     private func watchForSilence() async {
         let options = options
-        await SilenceWatch.shared.watch { [weak self] in
-            guard let self else { return .now + SilenceWatch.longestSleep }
+        let timer = client.connection.runOnLoop(at: .now) { [weak self] in
+            guard let self else { return nil }
             let (becameStale, deadline) = self.state.withLock {
                 $0.processor.checkSilence(
                     at: .now,
@@ -463,5 +465,13 @@ public final class HeartRateSensor: Sendable {
             if becameStale { self.report(.stale) }
             return deadline
         }
+        // Suspends until cancelled: the sensor's task group cancels this when the connection ends.
+        let (stream, continuation) = AsyncStream<Void>.makeStream()
+        await withTaskCancellationHandler {
+            for await _ in stream {}
+        } onCancel: {
+            continuation.finish()
+        }
+        timer.cancel()
     }
 }

@@ -38,6 +38,57 @@ import Glibc
         }
     }
 
+    /// A loop timer runs its check on the loop thread at the deadlines it returns, never before one, until it
+    /// returns nil; a cancelled one runs no more.
+    @Test func loopTimersRunTheirChecksOnTheLoopThreadAtTheirDeadlines() async throws {
+        try await withBus { fixture in
+            let loop = fixture.client.loop
+            let runs = Mutex<[(onLoop: Bool, early: Bool)]>([])
+            let (done, finish) = AsyncStream.makeStream(of: Void.self)
+            let due = Mutex(ContinuousClock.now + .milliseconds(20))
+            _ = fixture.client.runOnLoop(at: due.withLock { $0 }) {
+                let now = ContinuousClock.now
+                let count = runs.withLock { runs in
+                    runs.append((loop.isCurrent, now < due.withLock { $0 }))
+                    return runs.count
+                }
+                guard count < 3 else {
+                    finish.yield()
+                    return nil
+                }
+                return due.withLock { due in
+                    due = now + .milliseconds(30)
+                    return due
+                }
+            }
+            try await withTimeout(generousDeadline, "three checks") {
+                var iterator = done.makeAsyncIterator()
+                _ = await iterator.next()
+            }
+            #expect(runs.withLock { $0.map(\.onLoop) } == [true, true, true])
+            #expect(runs.withLock { $0.map(\.early) } == [false, false, false])
+
+            // Cancelled before its deadline: it never runs. A later timer shows the loop went past that deadline.
+            let cancelledRan = Atomic<Bool>(false)
+            let cancelled = fixture.client.runOnLoop(at: .now + .milliseconds(50)) {
+                cancelledRan.store(true, ordering: .relaxed)
+                return nil
+            }
+            cancelled.cancel()
+            let (later, laterRan) = AsyncStream.makeStream(of: Void.self)
+            _ = fixture.client.runOnLoop(at: .now + .milliseconds(200)) {
+                laterRan.yield()
+                return nil
+            }
+            try await withTimeout(generousDeadline, "the later check") {
+                var iterator = later.makeAsyncIterator()
+                _ = await iterator.next()
+            }
+            let ran = cancelledRan.load(ordering: .relaxed)
+            #expect(!ran)
+        }
+    }
+
     @Test func aPollThatFailsEndsTheConnectionAndEverythingWaitingOnIt() async throws {
         try await withBus { fixture in
             // A call to it is pending when polling fails.

@@ -89,35 +89,47 @@ final class ControlService: Service, RecordingOutput {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { for await _ in workoutChanges { self.refresh() } }
                 group.addTask {
-                    // Sensor status changes with every reading (hundreds a second with many sensors): announce
-                    // it at most once a second (the first change after a quiet second at once); changes in
-                    // between are folded into the next. Each announcement carries every sensor, so with a hundred
-                    // of them four a second cost more than the readings' own way to the store.
+                    // A sensor's status (beyond its readings) is announced at most once a second (the first
+                    // change after a quiet second at once); changes in between are folded into the next. Each
+                    // announcement carries every sensor: a hundred sensors connecting at once make one a second.
                     for await _ in sensorChanges {
                         self.refresh()
                         try? await Task.sleep(for: Self.sensorRefreshInterval)
                     }
                 }
                 group.addTask {
-                    // A workout with nothing arriving (a paused one, a strap out of range) still ages: a timer
-                    // covers it, waking once a second only while the batches do not. Without a workout nothing
-                    // ages and no timer runs. Checked once at first (a workout recovered at start may have been
+                    // A workout with nothing arriving (a paused one, a strap out of range) still ages: a check on
+                    // the bus's loop thread covers it, once a second while the batches do not announce, and only
+                    // while a workout is ongoing. Checked once at first (a workout recovered at start may have been
                     // announced before this subscribed), then at each change.
+                    var timer: LoopTimer?
                     var changes = workoutActivity.makeAsyncIterator()
                     repeat {
-                        while !Task.isCancelled, self.workouts.currentSnapshot.workoutID != nil {
-                            // Batches came within the last two seconds: they announce; the timer only has to
-                            // notice when they stop (so the announcements can pause for up to its interval).
-                            let driven = self.lastBatch.age < .seconds(2)
-                            try? await Task.sleep(for: driven ? Self.drivenRefreshCheck : .seconds(1))
-                            if self.lastRefresh.age >= .milliseconds(900) { self.refresh() }
+                        let ongoing = self.workouts.currentSnapshot.workoutID != nil
+                        if ongoing, timer == nil {
+                            timer = self.connection.runOnLoop(at: .now + .seconds(1)) { [weak self] in
+                                self?.refreshWhileQuiet()
+                            }
+                        } else if !ongoing {
+                            timer?.cancel()
+                            timer = nil
                         }
                     } while await changes.next() != nil
+                    timer?.cancel()
                 }
             }
         }
         try? await connection.releaseName(ControlAPI.busName)
         connection.unexport(path: ControlAPI.objectPath)
+    }
+
+    /// On the loop thread, while a workout is ongoing: announces what aged when nothing else announced for a
+    /// second. Returns when to look again: soon while idle between announcements, rarely while batches announce
+    /// (the check only has to notice that they stopped, so the announcements can pause for up to that long).
+    private func refreshWhileQuiet() -> ContinuousClock.Instant {
+        if lastRefresh.age >= .milliseconds(900) { refresh() }
+        let driven = lastBatch.age < .seconds(2)
+        return .now + (driven ? Self.drivenRefreshCheck : .seconds(1))
     }
 
     /// A batch of readings was recorded (the output stage of ``RecordingPipeline``, on the workout thread right after
