@@ -249,6 +249,10 @@ public func buildDaemon(
         format: configuration.liveLogFormat,
         privacy: configuration.privacy,
         workouts: workouts,
+        startTimer: { instant, check in
+            let timer = connection.runOnLoop(at: instant, repeating: check)
+            return { timer.cancel() }
+        },
         logger: logger
     )
     let live = DaemonLiveSource(

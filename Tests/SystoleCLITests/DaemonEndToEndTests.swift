@@ -295,6 +295,26 @@ import Testing
         }
     }
 
+    /// A running workout whose strap goes out of range still says so in the live log every few seconds: lines
+    /// with its state and elapsed time and no sensor, never a made-up heart rate.
+    @Test func aWorkoutWithoutReadingsLogsDurationOnlyLines() async throws {
+        try await withSetup { s in
+            #expect(try await s.systole("start", "--activity", "walking").status == 0)
+            let address = try #require(s.simulator.addresses.first)
+            try await s.daemon.waitForLiveLog(2)
+            try await s.simulator.play(#"{"kind": "disconnect", "for": 30}"#, sensor: address, bus: s.bus)
+            let quiet = { s.liveLog().filter { !$0.contains(address) && $0.contains("state=running elapsed=") } }
+            try await waitUntil("two duration-only lines", every: .milliseconds(200)) { quiet().count >= 2 }
+            #expect(quiet().allSatisfy { !$0.contains("bpm=") })
+            let times = quiet().prefix(2).compactMap { line in
+                (try? Date(String(line.prefix(24)), strategy: .iso8601))?.timeIntervalSince1970
+            }
+            try #require(times.count == 2)
+            // Five seconds apart (the quiet interval), give or take a busy machine's lateness.
+            #expect(times[1] - times[0] >= 4.9, "\(quiet())")
+        }
+    }
+
     @Test func collectionResumesAfterADropoutAndABluetoothdRestart() async throws {
         try await withSetup(simulator: ["--rate", "4", "--seed", "3"]) { s in
             #expect(try await s.systole("start", "--activity", "hiking").status == 0)

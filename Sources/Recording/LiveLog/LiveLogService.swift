@@ -13,6 +13,7 @@ package final class LiveLogService: Service, RecordingOutput {
     private let privacy: Privacy
     private let workouts: WorkoutManager
     private let logger: Logger
+    private let startTimer: StartTimer
     /// When the last line was written.
     private let lastLine = LastTime()
     /// How long a running workout goes without data before a duration-only line.
@@ -23,8 +24,10 @@ package final class LiveLogService: Service, RecordingOutput {
         format: LiveLogFormat,
         privacy: Privacy,
         workouts: WorkoutManager,
+        startTimer: @escaping StartTimer = taskTimer,
         logger: Logger
     ) {
+        self.startTimer = startTimer
         self.file = file
         self.format = format
         self.privacy = privacy
@@ -37,19 +40,29 @@ package final class LiveLogService: Service, RecordingOutput {
         // Only while a workout is ongoing: idle, no timer runs. Checked once at first (a workout recovered at start
         // may have been announced before this subscribed), then at each change.
         await cancelWhenGracefulShutdown {
+            var stop: (@Sendable () -> Void)?
             var changes = workoutChanges.makeAsyncIterator()
             repeat {
-                while !Task.isCancelled {
-                    let snapshot = self.workouts.currentSnapshot
-                    guard snapshot.workoutID != nil else { break }
-                    try? await Task.sleep(for: Self.quietInterval)
-                    let now = self.workouts.currentSnapshot
-                    guard now.state == .running || now.state == .paused, self.lastLine.age > Self.quietInterval
-                    else { continue }
-                    self.write([(Date(), nil, now)])
+                let ongoing = self.workouts.currentSnapshot.workoutID != nil
+                if ongoing, stop == nil {
+                    stop = self.startTimer(.now + Self.quietInterval) { [weak self] in self?.writeWhileQuiet() }
+                } else if !ongoing {
+                    stop?()
+                    stop = nil
                 }
             } while await changes.next() != nil
+            stop?()
         }
+    }
+
+    /// While a workout is ongoing: a duration-only line when nothing was written for ``quietInterval`` and the
+    /// workout runs or is paused. Returns when to look again.
+    private func writeWhileQuiet() -> ContinuousClock.Instant {
+        let now = workouts.currentSnapshot
+        if now.state == .running || now.state == .paused, lastLine.age > Self.quietInterval {
+            write([(Date(), nil, now)])
+        }
+        return .now + Self.quietInterval
     }
 
     /// Writes a line for each recorded reading, all in one write (the output stage of ``RecordingPipeline``).
