@@ -4,7 +4,7 @@ import ServiceLifecycle
 import Synchronization
 
 /// Publishes systoled's live values to an MQTT broker (`[mqtt]`), with Home Assistant discovery and availability
-/// through a last will. It never slows the ingest pipeline: the pipeline only tells the ``LiveFeed``; this service
+/// through a last will. It never slows the recording pipeline: the pipeline only tells the ``LiveFeed``; this service
 /// builds the messages on its own task at most once a second and puts them in a bounded queue that drops the
 /// oldest (``OutboundQueue``), which it empties while the broker is connected. libmosquitto connects and reconnects
 /// with backoff in a process of its own with capped memory (``MQTTClientChild``), so a hostile broker cannot grow

@@ -28,13 +28,13 @@ import WorkoutKit
 
     func reading(_ bpm: UInt8) throws -> DaemonReading { try strapReading(bpm, at: clock.now()) }
 
-    /// Recovers whatever workout the store holds (as the ingest pipeline does first), then lets `body` drive it.
+    /// Recovers whatever workout the store holds (as the recording pipeline does first), then lets `body` drive it.
     func running(_ manager: WorkoutManager, _ body: () async throws -> Void) async throws {
         try await manager.recover()
         try await body()
     }
 
-    /// Records a batch, as the ingest pipeline's workout stage does for a bus tick, and returns the state each
+    /// Records a batch, as the recording pipeline's workout stage does for a bus tick, and returns the state each
     /// reading was recorded in.
     @discardableResult
     func send(_ bpms: [UInt8], to manager: WorkoutManager) async throws -> [WorkoutSessionState] {

@@ -11,7 +11,7 @@ import WorkoutReports
 
 /// What systoled's live outputs show (the web page and overlay, MQTT, /metrics), built from the workout manager's
 /// snapshot, the sensors' statuses and the store, with the privacy setting applied here, once, for all of them.
-/// As a service it tells the ``LiveFeed`` of the workout's and the sensors' changes; the ingest pipeline's output
+/// As a service it tells the ``LiveFeed`` of the workout's and the sensors' changes; the recording pipeline's output
 /// stage tells it of each recorded batch.
 final class DaemonLiveSource: LiveWebSource, Service, RecordingOutput {
     let feed = LiveFeed()
