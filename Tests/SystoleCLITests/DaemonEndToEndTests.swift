@@ -315,6 +315,39 @@ import Testing
         }
     }
 
+    /// A running workout with nothing arriving still ages: its elapsed time is announced about once a second by
+    /// the check on the bus's loop thread, not by readings.
+    @Test func aQuietWorkoutsElapsedTimeIsStillAnnounced() async throws {
+        try await withSetup { s in
+            let connection = try await DBusConnection.connect(to: .address(s.bus.address))
+            defer { connection.close() }
+            #expect(try await s.systole("start", "--activity", "walking").status == 0)
+            let address = try #require(s.simulator.addresses.first)
+            try await s.daemon.waitForLiveLog(2)
+            try await s.simulator.play(#"{"kind": "disconnect", "for": 30}"#, sensor: address, bus: s.bus)
+            // Quiet once the sensor is no longer streaming (its disconnection is announced at once).
+            try await waitUntil("the sensor gone", every: .milliseconds(200)) {
+                try await s.systole("sensors").standardOutput.contains("streaming") == false
+            }
+            let changes = try await connection.signals(
+                matching: DBusMatchRule(
+                    path: ControlAPI.objectPath,
+                    interface: "org.freedesktop.DBus.Properties",
+                    member: "PropertiesChanged"
+                )
+            )
+            let elapsed = try await withTimeout(generousDeadline, "three elapsed times announced") {
+                var values: [Double] = []
+                for try await signal in changes {
+                    if let value = signal.arguments[1].propertyMap?["ElapsedTime"]?.double { values.append(value) }
+                    if values.count == 3 { break }
+                }
+                return values
+            }
+            #expect(elapsed.count == 3 && elapsed == elapsed.sorted() && Set(elapsed).count == 3, "\(elapsed)")
+        }
+    }
+
     @Test func collectionResumesAfterADropoutAndABluetoothdRestart() async throws {
         try await withSetup(simulator: ["--rate", "4", "--seed", "3"]) { s in
             #expect(try await s.systole("start", "--activity", "hiking").status == 0)
