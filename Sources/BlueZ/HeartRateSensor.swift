@@ -463,7 +463,8 @@ public final class HeartRateSensor: Sendable {
                 )
             }
             if becameStale { self.report(.stale) }
-            return deadline
+            // Never sooner than a quarter of a second: a tiny `staleIntervals` must not spin the loop thread.
+            return max(deadline, .now + .milliseconds(250))
         }
         // Suspends until cancelled: the sensor's task group cancels this when the connection ends.
         let (stream, continuation) = AsyncStream<Void>.makeStream()

@@ -95,8 +95,8 @@ public final class DBusObject: Sendable {
     /// Makes a property's value when it is read (Get, GetAll, GetManagedObjects) instead of keeping one: for a
     /// large value that changes more often than anybody reads it. Its changes are announced by
     /// ``setProperties(_:_:emitUnchanged:announce:invalidating:)``: the value itself, or only its name, as
-    /// invalidated (a client that wants the new value reads it). `value` runs on the connection's loop thread
-    /// without the object's lock held, so it must not wait.
+    /// invalidated (a client that wants the new value reads it). `value` runs without the object's lock held, on
+    /// whichever thread reads the property (the loop thread included), so it must not wait.
     public func provideProperty(
         _ interface: String,
         _ name: String,

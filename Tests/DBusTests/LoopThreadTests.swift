@@ -75,8 +75,22 @@ import Glibc
                 return nil
             }
             cancelled.cancel()
+            // Cancelled once armed and running every 20 ms: it runs at most once more (one may be under way).
+            let (first, firstRan) = AsyncStream.makeStream(of: Void.self)
+            let repeats = Atomic<Int>(0)
+            let repeating = fixture.client.runOnLoop(at: .now) {
+                repeats.add(1, ordering: .relaxed)
+                firstRan.yield()
+                return .now + .milliseconds(20)
+            }
+            try await withTimeout(generousDeadline, "the repeating check's first run") {
+                var iterator = first.makeAsyncIterator()
+                _ = await iterator.next()
+            }
+            repeating.cancel()
+            let atCancel = repeats.load(ordering: .relaxed)
             let (later, laterRan) = AsyncStream.makeStream(of: Void.self)
-            _ = fixture.client.runOnLoop(at: .now + .milliseconds(200)) {
+            _ = fixture.client.runOnLoop(at: .now + .milliseconds(300)) {
                 laterRan.yield()
                 return nil
             }
@@ -86,6 +100,8 @@ import Glibc
             }
             let ran = cancelledRan.load(ordering: .relaxed)
             #expect(!ran)
+            let afterCancel = repeats.load(ordering: .relaxed) - atCancel
+            #expect(afterCancel <= 1, "\(afterCancel) runs after cancel")
         }
     }
 

@@ -336,10 +336,14 @@ import Testing
                     member: "PropertiesChanged"
                 )
             )
+            // Only the timer's announcements: a change of the sensor's status (its reconnect attempts) is announced
+            // with the sensors' value, and the timer's carry none.
             let elapsed = try await withTimeout(generousDeadline, "three elapsed times announced") {
                 var values: [Double] = []
                 for try await signal in changes {
-                    if let value = signal.arguments[1].propertyMap?["ElapsedTime"]?.double { values.append(value) }
+                    let changed = signal.arguments[1].propertyMap ?? [:]
+                    guard changed["Sensors"] == nil, let value = changed["ElapsedTime"]?.double else { continue }
+                    values.append(value)
                     if values.count == 3 { break }
                 }
                 return values

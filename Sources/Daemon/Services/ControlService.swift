@@ -7,6 +7,7 @@ import HeartRateProfile
 import Recording
 import Replication
 import ServiceLifecycle
+import Synchronization
 import WorkoutAnalysis
 import WorkoutKit
 import WorkoutReports
@@ -24,6 +25,8 @@ final class ControlService: Service, RecordingOutput {
     private let adapter: String?
     private let object = DBusObject(path: ControlAPI.objectPath)
     private let lastRefresh = LastTime()
+    /// Held while a refresh reads and announces.
+    private let refreshing = Mutex(())
     /// When ``RecordingPipeline`` last recorded a batch of readings.
     private let lastBatch = LastTime(.now - .seconds(3600))
     private let clock: any WorkoutClock
@@ -157,6 +160,13 @@ final class ControlService: Service, RecordingOutput {
     /// readings; when only readings changed (every sensor's bpm and date, with a hundred sensors most of a
     /// signal), it is named among the invalidated properties and whoever wants it reads it.
     private func refresh() {
+        // One at a time: it runs on the workout thread, the pool and the loop thread, and each reads what it
+        // announces before the object keeps it; without the lock an older call's values could be kept and sent
+        // after a newer one's. Nothing inside waits (emitting only queues the signal).
+        refreshing.withLock { _ in refreshNow() }
+    }
+
+    private func refreshNow() {
         lastRefresh.set(.now)
         let all = workouts.currentSnapshots
         let snapshot = all.first ?? .idle

@@ -56,11 +56,13 @@ package final class LiveLogService: Service, RecordingOutput {
     }
 
     /// While a workout is ongoing: a duration-only line when nothing was written for ``quietInterval`` and the
-    /// workout runs or is paused. Returns when to look again.
+    /// workout runs or is paused. Returns when to look again. The timer only decides: the line is written on the
+    /// workout thread, as every other line, so a disk that stalls the write holds that thread and never the one
+    /// that runs the timer (systoled's bus loop, which takes every sensor's notifications).
     private func writeWhileQuiet() -> ContinuousClock.Instant {
         let now = workouts.currentSnapshot
         if now.state == .running || now.state == .paused, lastLine.age > Self.quietInterval {
-            write([(Date(), nil, now)])
+            Task(executorPreference: WorkoutThread.shared) { self.write([(Date(), nil, now)]) }
         }
         return .now + Self.quietInterval
     }

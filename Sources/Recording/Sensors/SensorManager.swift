@@ -9,8 +9,8 @@ import Synchronization
 /// gaps) and publishes their readings and status to the rest of the daemon.
 package final class SensorManager: Service, Sendable {
     package let readings = Broadcast<DaemonReading>()
-    /// Fires whenever any sensor's status changes, except its last heart rate and reading date alone (those the
-    /// control object picks up with its once-a-second refresh).
+    /// Fires whenever any sensor's status changes, except its readings alone: its last heart rate and reading
+    /// date, and its counts of readings and rejected notifications (``takeChanges()`` tells those apart).
     package let statusChanged = Broadcast<Void>()
     private let client: BlueZClient
     private let targets: [SensorTarget]
