@@ -30,6 +30,9 @@ SEED=$(date +%s)
 KEEP=0
 while [ $# -gt 0 ]; do
   case "$1" in
+    --cuts | --sync | --seed) [ $# -ge 2 ] || { echo "power-cut: $1 needs a value (see --help)" >&2; exit 2; } ;;
+  esac
+  case "$1" in
     --cuts) CUTS=$2; shift 2 ;;
     --sync) SYNC=$2; shift 2 ;;
     --seed) SEED=$2; shift 2 ;;
