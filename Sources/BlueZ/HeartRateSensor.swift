@@ -451,6 +451,9 @@ public final class HeartRateSensor: Sendable {
     /// cancelled. Checked on the bus's loop thread when the deadline comes (``DBus/DBusConnection/runOnLoop(at:repeating:)``),
     /// which moves on with every notification: a streaming strap's check costs a wakeup of that thread every few
     /// seconds, or none while other notifications keep it awake.
+    /// Where silence checks fall due: every quarter of a second from the first sensor's start.
+    private static let silenceCheckGrid = InstantGrid(step: .milliseconds(250))
+
     private func watchForSilence() async {
         let options = options
         let timer = client.connection.runOnLoop(at: .now) { [weak self] in
@@ -463,8 +466,10 @@ public final class HeartRateSensor: Sendable {
                 )
             }
             if becameStale { self.report(.stale) }
-            // Never sooner than a quarter of a second: a tiny `staleIntervals` must not spin the loop thread.
-            return max(deadline, .now + .milliseconds(250))
+            // Never sooner than a quarter of a second (a tiny `staleIntervals` must not spin the loop thread), and
+            // on a quarter-second grid, so that a hundred sensors' checks fall due together a few times a second
+            // instead of each at its own moment.
+            return Self.silenceCheckGrid.next(atOrAfter: max(deadline, .now + .milliseconds(250)))
         }
         // Suspends until cancelled: the sensor's task group cancels this when the connection ends.
         let (stream, continuation) = AsyncStream<Void>.makeStream()
