@@ -101,6 +101,17 @@ import Testing
         return before...Date().timeIntervalSince1970
     }
 
+    /// systoled's `PropertiesChanged` signals, from now on.
+    func propertyChanges(on connection: DBusConnection) async throws -> SignalStream {
+        try await connection.signals(
+            matching: DBusMatchRule(
+                path: ControlAPI.objectPath,
+                interface: "org.freedesktop.DBus.Properties",
+                member: "PropertiesChanged"
+            )
+        )
+    }
+
     /// Heart-rate readings the store holds (all of them: readings are stored only during workouts).
     func storedHeartRates(_ s: Setup) async throws -> Int {
         let result = try await CommandRunner.run(
@@ -329,13 +340,7 @@ import Testing
             try await waitUntil("the sensor gone", every: .milliseconds(200)) {
                 try await s.systole("sensors").standardOutput.contains("streaming") == false
             }
-            let changes = try await connection.signals(
-                matching: DBusMatchRule(
-                    path: ControlAPI.objectPath,
-                    interface: "org.freedesktop.DBus.Properties",
-                    member: "PropertiesChanged"
-                )
-            )
+            let changes = try await propertyChanges(on: connection)
             // Only the timer's announcements: a change of the sensor's status (its reconnect attempts) is announced
             // with the sensors' value, and the timer's carry none.
             let elapsed = try await withTimeout(generousDeadline, "three elapsed times announced") {
@@ -413,13 +418,7 @@ import Testing
         try await withSetup { s in
             let connection = try await DBusConnection.connect(to: .address(s.bus.address))
             defer { connection.close() }
-            let changes = try await connection.signals(
-                matching: DBusMatchRule(
-                    path: ControlAPI.objectPath,
-                    interface: "org.freedesktop.DBus.Properties",
-                    member: "PropertiesChanged"
-                )
-            )
+            let changes = try await propertyChanges(on: connection)
             #expect(try await s.systole("start", "--activity", "rowing").status == 0)
             // Wait for State = running, with the current workout and a heart rate alongside.
             // Each signal carries only what changed; the latest value of each property is kept.
@@ -453,13 +452,7 @@ import Testing
             let address = try #require(s.simulator.addresses.first)
             let connection = try await DBusConnection.connect(to: .address(s.bus.address))
             defer { connection.close() }
-            let changes = try await connection.signals(
-                matching: DBusMatchRule(
-                    path: ControlAPI.objectPath,
-                    interface: "org.freedesktop.DBus.Properties",
-                    member: "PropertiesChanged"
-                )
-            )
+            let changes = try await propertyChanges(on: connection)
             let sensor = { () async throws -> [String: DBusValue] in
                 let reply = try await connection.call(
                     destination: ControlAPI.busName,

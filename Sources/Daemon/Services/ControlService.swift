@@ -105,20 +105,12 @@ final class ControlService: Service, RecordingOutput {
                     // the bus's loop thread covers it, once a second while the batches do not announce, and only
                     // while a workout is ongoing. Checked once at first (a workout recovered at start may have been
                     // announced before this subscribed), then at each change.
-                    var timer: LoopTimer?
-                    var changes = workoutActivity.makeAsyncIterator()
-                    repeat {
-                        let ongoing = self.workouts.currentSnapshot.workoutID != nil
-                        if ongoing, timer == nil {
-                            timer = self.connection.runOnLoop(at: .now + .seconds(1)) { [weak self] in
-                                self?.refreshWhileQuiet()
-                            }
-                        } else if !ongoing {
-                            timer?.cancel()
-                            timer = nil
+                    await self.workouts.whileOngoing(following: workoutActivity) {
+                        let timer = self.connection.runOnLoop(at: .now + .seconds(1)) { [weak self] in
+                            self?.refreshWhileQuiet()
                         }
-                    } while await changes.next() != nil
-                    timer?.cancel()
+                        return { timer.cancel() }
+                    }
                 }
             }
         }

@@ -5,15 +5,3 @@ package typealias StartTimer =
     @Sendable (
         _ instant: ContinuousClock.Instant, _ check: @escaping @Sendable () -> ContinuousClock.Instant?
     ) -> @Sendable () -> Void
-
-/// A ``StartTimer`` on a task of its own (for tests and tools without a bus).
-package let taskTimer: StartTimer = { instant, check in
-    let task = Task {
-        var next: ContinuousClock.Instant? = instant
-        while let instant = next {
-            try await Task.sleep(until: instant)
-            next = check()
-        }
-    }
-    return { task.cancel() }
-}

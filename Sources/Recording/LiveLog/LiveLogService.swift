@@ -24,7 +24,7 @@ package final class LiveLogService: Service, RecordingOutput {
         format: LiveLogFormat,
         privacy: Privacy,
         workouts: WorkoutManager,
-        startTimer: @escaping StartTimer = taskTimer,
+        startTimer: @escaping StartTimer,
         logger: Logger
     ) {
         self.startTimer = startTimer
@@ -40,18 +40,9 @@ package final class LiveLogService: Service, RecordingOutput {
         // Only while a workout is ongoing: idle, no timer runs. Checked once at first (a workout recovered at start
         // may have been announced before this subscribed), then at each change.
         await cancelWhenGracefulShutdown {
-            var stop: (@Sendable () -> Void)?
-            var changes = workoutChanges.makeAsyncIterator()
-            repeat {
-                let ongoing = self.workouts.currentSnapshot.workoutID != nil
-                if ongoing, stop == nil {
-                    stop = self.startTimer(.now + Self.quietInterval) { [weak self] in self?.writeWhileQuiet() }
-                } else if !ongoing {
-                    stop?()
-                    stop = nil
-                }
-            } while await changes.next() != nil
-            stop?()
+            await self.workouts.whileOngoing(following: workoutChanges) {
+                self.startTimer(.now + Self.quietInterval) { [weak self] in self?.writeWhileQuiet() }
+            }
         }
     }
 
