@@ -124,6 +124,7 @@ extension SQLiteHealthStore {
         }
         var changes: [StoreChange] = []
         changes.reserveCapacity(rows.count)
+        var names = PackedNames()
         for row in rows {
             let sequence = row.sequence
             let committed = Date(timeIntervalSince1970: row.committed)
@@ -132,7 +133,7 @@ extension SQLiteHealthStore {
             switch ChangeLog.Kind(rawValue: row.kind) {
             case .samples?:
                 do {
-                    kind = .samples(try Inbox.unpack(row.samples ?? Data()), workoutID: workoutID)
+                    kind = .samples(try Inbox.unpack(row.samples ?? Data(), names: &names), workoutID: workoutID)
                 } catch {
                     throw HealthStoreError(
                         .corrupt,

@@ -22,6 +22,8 @@ enum Inbox {
     static func fold(cache: InsertCache?, _ db: Database) throws {
         let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, workoutID, samples FROM inbox ORDER BY id"))
         guard let last = rows.last?["id"] as Int64? else { return }
+        // One table of names for the whole fold: the rows of a minute repeat the same few devices and types.
+        var names = PackedNames()
         var index = rows.startIndex
         while index < rows.endIndex {
             // Consecutive rows of one workout go in together: each insert reads and writes the anchor counter.
@@ -29,7 +31,7 @@ enum Inbox {
             var samples: [Sample] = []
             while index < rows.endIndex, rows[index]["workoutID"] as UUID? == workoutID {
                 do {
-                    samples += try unpack(rows[index]["samples"])
+                    samples += try unpack(rows[index]["samples"], names: &names)
                 } catch {
                     throw Malformed(row: rows[index]["id"] as Int64)
                 }
@@ -87,8 +89,12 @@ enum Inbox {
         return Data(writer.bytes)
     }
 
-    static func unpack(_ data: Data) throws -> [Sample] {
-        var reader = ByteReader(data: [UInt8](data))
+    /// Unpacks one row, taking devices and types already read from `names` and adding the new ones.
+    static func unpack(_ data: Data, names: inout PackedNames) throws -> [Sample] {
+        var reader = ByteReader(data: [UInt8](data), names: names)
+        // The reader holds the tables alone while it reads, so adding to them copies nothing.
+        names = PackedNames()
+        defer { names = reader.names }
         var samples: [Sample] = []
         while !reader.isAtEnd {
             guard let kind = Kind(rawValue: try reader.byte()) else { throw Unreadable() }
@@ -193,13 +199,11 @@ private struct ByteWriter {
 private struct ByteReader {
     let data: [UInt8]
     var offset = 0
-    /// Devices and types already read, by their bytes: a blob holds a few sensors' readings, each naming its
-    /// device and type again, and making their strings anew was most of reading a blob back.
-    private var devices: [ArraySlice<UInt8>: Device] = [:]
-    private var types: [ArraySlice<UInt8>: QuantityType] = [:]
+    var names: PackedNames
 
-    init(data: [UInt8]) {
+    init(data: [UInt8], names: PackedNames) {
         self.data = data
+        self.names = names
     }
 
     var isAtEnd: Bool { offset >= data.count }
@@ -248,7 +252,7 @@ private struct ByteReader {
             if length > 0 { _ = try take(Int(length)) }
         }
         let raw = data[start..<offset]
-        if let known = devices[raw] { return known }
+        if let known = names.devices[RawBytes(raw)] { return known }
         offset = start
         let device = Device(
             name: try optional(),
@@ -257,16 +261,36 @@ private struct ByteReader {
             bodyLocation: try optional(),
             firmwareVersion: try optional()
         )
-        devices[raw] = device
+        names.devices[RawBytes(raw)] = device
         return device
     }
 
     /// A quantity type by its identifier's bytes.
     mutating func quantityType() throws -> QuantityType? {
         let raw = try bytes()
-        if let known = types[raw] { return known }
+        if let known = names.types[RawBytes(raw)] { return known }
         let type = QuantityType(identifier: String(decoding: raw, as: UTF8.self))
-        if let type { types[raw] = type }
+        if let type { names.types[RawBytes(raw)] = type }
         return type
     }
+}
+
+/// Devices and types already read, by their bytes: each packed sample names its device and type again, and making
+/// their strings anew was most of reading a row back.
+struct PackedNames {
+    fileprivate var devices: [RawBytes: Device] = [:]
+    fileprivate var types: [RawBytes: QuantityType] = [:]
+}
+
+/// Bytes as a dictionary key hashed in one call: an `ArraySlice`'s own hash feeds the hasher a byte at a time.
+private struct RawBytes: Hashable {
+    let bytes: ArraySlice<UInt8>
+
+    init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes }
+
+    func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
+    static func == (a: RawBytes, b: RawBytes) -> Bool { a.bytes.elementsEqual(b.bytes) }
 }
