@@ -34,11 +34,20 @@ import WorkoutKit
         // Same length, one byte apart, and no device at all.
         let other = Device(name: "H10", address: "A0:9E:1A:00:00:02", manufacturer: "Polar", firmwareVersion: "5.0")
         let energy = Sample.quantity(
-            QuantitySample(type: .activeEnergyBurned, quantity: Quantity(2, .kilojoule), start: t0, end: t0, device: strap)
+            QuantitySample(
+                type: .activeEnergyBurned,
+                quantity: Quantity(2, .kilojoule),
+                start: t0,
+                end: t0,
+                device: strap
+            )
         )
         let rows = [
             [heartRate(120, at: 0, from: strap), energy, heartRate(121, at: 0.5, from: other)],
-            [heartRate(122, at: 1, from: updated), heartRate(123, at: 1, from: nil), heartRate(124, at: 1.5, from: strap)],
+            [
+                heartRate(122, at: 1, from: updated), heartRate(123, at: 1, from: nil),
+                heartRate(124, at: 1.5, from: strap),
+            ],
         ]
         var names = PackedNames()
         var read: [Sample] = []
