@@ -55,13 +55,16 @@ let package = Package(
         // MARK: Pure Swift GATT codecs for the Heart Rate and Battery services. No I/O, no Foundation.
         .target(name: "HeartRateProfile"),
 
+        // MARK: Text someone else chose, made safe to show: quoted excerpts, cleaned names, export text. A leaf.
+        .target(name: "SafeText"),
+
         // MARK: Swift D-Bus binding over CDBus: its own loop thread, typed values, calls, signals, exported objects.
-        .target(name: "DBus", dependencies: ["CDBus"]),
+        .target(name: "DBus", dependencies: ["CDBus", "SafeText"]),
 
         // MARK: Typed org.bluez client.
         .target(
             name: "BlueZ",
-            dependencies: ["CBluetooth", "DBus", "HeartRateProfile"]
+            dependencies: ["CBluetooth", "DBus", "HeartRateProfile", "SafeText"]
         ),
 
         // MARK: The HealthKit-style workout engine: session state machine, live builder, data source, statistics.
@@ -85,7 +88,7 @@ let package = Package(
         // MARK: A workout's recording and what it tells: HRV with artifact correction, zones, training load, energy.
         .target(name: "WorkoutAnalysis", dependencies: ["WorkoutKit"]),
         // MARK: Workouts out of systole: the file formats (FIT, TCX, CSV, RR) of a recording. No I/O.
-        .target(name: "WorkoutExport", dependencies: ["WorkoutAnalysis", "WorkoutKit"]),
+        .target(name: "WorkoutExport", dependencies: ["SafeText", "WorkoutAnalysis", "WorkoutKit"]),
 
         // MARK: What the live outputs show (the page, the overlay, MQTT): plain values, privacy applied by systoled.
         .target(name: "LiveView"),
@@ -108,8 +111,7 @@ let package = Package(
         .target(
             name: "MQTTBridge",
             dependencies: [
-                // DBus for its excerpts of what users wrote, in messages.
-                "CMosquitto", "DBus", "LiveView",
+                "CMosquitto", "LiveView", "SafeText",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -142,6 +144,7 @@ let package = Package(
             dependencies: [
                 // ControlAPI for the one elapsed-time format the live log shares with the CLI.
                 "BlueZ", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit", "HealthStore", "WorkoutAnalysis",
+                "SafeText",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -154,6 +157,7 @@ let package = Package(
                 "Recording", "BlueZ", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit", "HealthStore",
                 "WorkoutAnalysis",
                 "WorkoutExport", "WorkoutReports", "LiveView", "LiveWeb", "MQTTBridge", "Replication", "CMalloc",
+                "SafeText",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -175,6 +179,7 @@ let package = Package(
                 "ControlAPI",
                 "DBus",
                 "Replication",
+                "SafeText",
                 "WorkoutAnalysis",
                 "WorkoutKit",
                 "WorkoutReports",
@@ -282,6 +287,7 @@ let package = Package(
         // Listens for systoled's signals as any local user could; the policy test runs it as several users.
         .executableTarget(name: "bus-listen-probe", dependencies: ["DBus"], path: "Tests/BusListenProbe"),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "SystoleTestSupport"]),
+        .testTarget(name: "SafeTextTests", dependencies: ["SafeText"]),
         .testTarget(
             name: "SystoleCLITests",
             dependencies: [

@@ -1,5 +1,6 @@
 import DBus
 import HeartRateProfile
+import SafeText
 
 /// A remote device (`org.bluez.Device1`). A value identity: properties are read from the client's cache.
 public struct BluetoothDevice: Sendable, Hashable {

@@ -1,4 +1,5 @@
 import CDBus
+import SafeText
 
 /// Which bus to connect to.
 public enum DBusBus: Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import Glibc
+import SafeText
 import Synchronization
 
 /// An object exported on a connection: interfaces with methods, and property values it keeps.

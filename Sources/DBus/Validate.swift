@@ -1,4 +1,5 @@
 import CDBus
+import SafeText
 
 /// Checks names and strings before they reach libdbus, which treats invalid ones as programming errors (it logs
 /// and may abort). Everything that comes from a peer or a user is checked here and becomes a `DBusError`.

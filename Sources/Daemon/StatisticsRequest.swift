@@ -1,6 +1,6 @@
-import DBus
 import Foundation
 import HealthStore
+import SafeText
 
 /// The ranges a `Statistics` call's arguments must lie in, each with the limit named when it is not: any caller
 /// in group systole may send any number, and the store's calendar arithmetic must only ever see sane ones.

@@ -1,6 +1,6 @@
 import CMosquitto
-import DBus
 import Foundation
+import SafeText
 
 /// A thin binding over one libmosquitto client, used in systoled's MQTT client process (``MQTTClientChild``).
 /// ``runLoop()`` does the network on the thread that calls it: it connects, keeps the connection alive and

@@ -1,4 +1,5 @@
 import Foundation
+import SafeText
 
 /// Fields of a CSV file as RFC 4180 writes them.
 enum CSVField {
@@ -14,11 +15,11 @@ enum CSVField {
     /// CSV injection): `=`, `+`, `-`, `@`, tab and carriage return.
     static let formulaStarts: Set<Unicode.Scalar> = ["=", "+", "-", "@", "\t", "\r"]
 
-    /// User text made safe to open in a spreadsheet: control characters replaced (``ControlCharacters``), and a
+    /// User text made safe to open in a spreadsheet: control characters replaced (`SafeText.ExportText`), and a
     /// leading `'` added when it starts like a formula, which is OWASP's advice and what spreadsheets themselves
     /// take to mean "text" (`=cmd|…` is written `'=cmd|…`). Readers other than spreadsheets see the `'`.
     static func neutralised(_ text: String) -> String {
-        let cleaned = ControlCharacters.replacing(in: text)
+        let cleaned = ExportText.replacing(in: text)
         guard let first = cleaned.unicodeScalars.first, formulaStarts.contains(first) else { return cleaned }
         return "'" + cleaned
     }

@@ -1,7 +1,8 @@
+import SafeText
 /// Text as XML 1.0 character data or an attribute value.
 enum XMLText {
     /// `text` with the markup characters escaped and the characters XML 1.0 forbids or discourages replaced
-    /// (``ControlCharacters``), so user text can neither end an element nor make the file one no parser reads.
+    /// (`SafeText.ExportText`), so user text can neither end an element nor make the file one no parser reads.
     /// A carriage return is written as a reference, as a parser would otherwise read it as a line feed.
     static func escaped(_ text: String) -> String {
         var out = ""
@@ -17,7 +18,7 @@ enum XMLText {
             case "\r": out += "&#13;"
             default:
                 out.unicodeScalars.append(
-                    ControlCharacters.isReplaced(scalar) ? ControlCharacters.replacement : scalar
+                    ExportText.isReplaced(scalar) ? ExportText.replacement : scalar
                 )
             }
         }

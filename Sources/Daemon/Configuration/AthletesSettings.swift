@@ -1,6 +1,6 @@
 import BlueZ
-import DBus
 import Recording
+import SafeText
 
 extension DaemonConfiguration {
     /// Who wears which sensor (`[athletes]`): see ``Recording/Athletes``.

@@ -1,5 +1,5 @@
 import BlueZ
-import DBus
+import SafeText
 
 extension DaemonConfiguration {
     /// How the sensors' notifications travel (`[bluetooth]`): `notify = "acquire"` (AcquireNotify, a socket per

@@ -5,6 +5,7 @@ import Glibc
 import MQTTBridge
 import Recording
 import Replication
+import SafeText
 import WorkoutAnalysis
 import WorkoutKit
 

@@ -1,5 +1,6 @@
 import Glibc
 import LiveWeb
+import SafeText
 
 extension DaemonConfiguration {
     /// The web server's settings (`[http]`): where it listens and its token.

@@ -1,5 +1,6 @@
 import Glibc
 import MQTTBridge
+import SafeText
 
 extension DaemonConfiguration {
     static let mqttKeys = [

@@ -1,5 +1,6 @@
 import Glibc
 import Replication
+import SafeText
 
 extension DaemonConfiguration {
     static let replicationKeys = ["postgres", "password", "receiver", "backlog_limit"]

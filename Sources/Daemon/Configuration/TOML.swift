@@ -1,5 +1,5 @@
-import DBus
 import Foundation
+import SafeText
 
 /// The part of TOML systoled's configuration uses, read with the line of every value so an error can name it:
 /// comments, `[table]` headers, `key = value` with basic and literal strings, integers (with `_`), floats,

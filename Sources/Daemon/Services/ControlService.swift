@@ -6,6 +6,7 @@ import HealthStore
 import HeartRateProfile
 import Recording
 import Replication
+import SafeText
 import ServiceLifecycle
 import Synchronization
 import WorkoutAnalysis

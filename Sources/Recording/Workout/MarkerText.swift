@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import SafeText
 import WorkoutAnalysis
 
 /// What a marker's text may be (`systole marker TEXT`): it comes from a user, ends up in files other programs read

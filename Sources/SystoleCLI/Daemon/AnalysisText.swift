@@ -1,6 +1,7 @@
 import ControlAPI
 import DBus
 import Foundation
+import SafeText
 
 /// The analysis part of `systole workouts show`: laps, markers, HRV, time in zones as a bar chart, TRIMP and
 /// energy (measured or estimated).

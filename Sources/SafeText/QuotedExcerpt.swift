@@ -12,10 +12,9 @@ extension StringProtocol {
             guard count < maximum else {
                 return result + "…' (\(utf8.count) bytes)"
             }
-            switch scalar.properties.generalCategory {
-            case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .unassigned, .surrogate:
+            if scalar.isUnsafeToShow {
                 result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-            default:
+            } else {
                 result.unicodeScalars.append(scalar)
             }
             count += 1

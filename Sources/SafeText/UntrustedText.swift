@@ -1,6 +1,6 @@
 /// Text a nearby device chose: its advertised name, the GAP Device Name bluetoothd reads from it, and so its alias.
 /// Anyone within radio range can put escape sequences, line breaks or kilobytes in there, and bluetoothd passes
-/// them on unchanged. Cleaned where it enters (``BluetoothDevice/name``, ``BluetoothDevice/alias``), so nothing downstream (the store,
+/// them on unchanged. Cleaned where it enters (BlueZ's `BluetoothDevice.name` and `alias`), so nothing downstream (the store,
 /// systoled's log, the live log, `systole scan`, `sensors`, `status`, JSON) ever holds a control character or a
 /// name longer than ``maximumLength`` that came from the air.
 public enum UntrustedText {
@@ -13,12 +13,7 @@ public enum UntrustedText {
     public static func clean(_ text: String) -> String {
         var cleaned = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
-            switch scalar.properties.generalCategory {
-            case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .surrogate, .unassigned:
-                cleaned.append("\u{FFFD}")
-            default:
-                cleaned.append(scalar)
-            }
+            cleaned.append(scalar.isUnsafeToShow ? "\u{FFFD}" : scalar)
         }
         let trimmed = String(cleaned).trimmingSpaces()
         guard trimmed.count > maximumLength else { return trimmed }

@@ -2,11 +2,11 @@
 /// line feed and carriage return, DEL, the C1 controls, and U+FFFE and U+FFFF. XML 1.0 forbids the C0 ones and
 /// the two non-characters (a parser rejects the whole file), discourages DEL and C1, and CSV readers choke on NUL;
 /// none of them is something a person meant to write in a marker.
-enum ControlCharacters {
+public enum ExportText {
     /// What an export writes instead: U+FFFD, so the reader sees that something was there.
-    static let replacement: Unicode.Scalar = "\u{FFFD}"
+    public static let replacement: Unicode.Scalar = "\u{FFFD}"
 
-    static func isReplaced(_ scalar: Unicode.Scalar) -> Bool {
+    public static func isReplaced(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x09, 0x0A, 0x0D: false
         case 0x00...0x1F, 0x7F...0x9F, 0xFFFE, 0xFFFF: true
@@ -15,7 +15,7 @@ enum ControlCharacters {
     }
 
     /// `text` with each replaced character as U+FFFD.
-    static func replacing(in text: String) -> String {
+    public static func replacing(in text: String) -> String {
         var scalars = String.UnicodeScalarView()
         for scalar in text.unicodeScalars { scalars.append(isReplaced(scalar) ? replacement : scalar) }
         return String(scalars)

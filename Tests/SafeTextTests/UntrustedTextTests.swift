@@ -1,5 +1,5 @@
-import BlueZ
 import Foundation
+import SafeText
 import Testing
 
 @Suite struct UntrustedTextTests {

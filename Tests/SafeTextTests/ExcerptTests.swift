@@ -1,6 +1,5 @@
+import SafeText
 import Testing
-
-@testable import DBus
 
 /// How an error repeats a value back: quoted, escaped, and short whatever was sent.
 @Suite struct ExcerptTests {
