@@ -40,6 +40,9 @@ import Testing
         // A client on a poor link downloads the CSV file; meanwhile `systole export` is told to try again.
         let downloaded = s.folder.appendingPathComponent("download.csv").path
         let ready = s.folder.appendingPathComponent("download.ready").path
+        // The download stops reading after its first bytes until this exists: its export is under way, whatever
+        // the socket buffers hold and however long the other command takes to start on a busy machine.
+        let hold = s.folder.appendingPathComponent("download.hold").path
         let started = Date()
         // Debian's own python (the script needs nothing else), not the tools' venv: those scripts run one at a
         // time, and the download must start while the other export is asked for.
@@ -48,7 +51,7 @@ import Testing
             [
                 WebPageTests.webFolder.appendingPathComponent("slow_download.py").path,
                 s.base + "/api/workouts/\(workoutID.value)/export/csv", "--bearer", WebPageTests.token,
-                "--out", downloaded, "--ready", ready,
+                "--out", downloaded, "--ready", ready, "--hold", hold,
             ]
         )
         try await waitUntil("the download's first bytes") { FileManager.default.fileExists(atPath: ready) }
@@ -56,6 +59,7 @@ import Testing
         #expect(refused.status != 0)
         #expect(refused.standardError.contains("another export is under way"), "\(refused.standardError)")
         #expect(!FileManager.default.fileExists(atPath: s.folder.path + "/no.csv"))
+        _ = FileManager.default.createFile(atPath: hold, contents: Data())
         let downloadResult = try await download
         #expect(downloadResult.status == 0, "\(downloadResult.standardError)")
         let answer = try JSONSerialization.jsonObject(with: Data(downloadResult.standardOutput.utf8)) as? [String: Any]
