@@ -150,11 +150,21 @@ let package = Package(
             ]
         ),
 
-        // MARK: The daemon: configuration, services in one ServiceGroup, the D-Bus control API.
+        // MARK: systoled's configuration: the TOML file and the flags over it, every value checked with its line.
+        .target(
+            name: "SystoledConfiguration",
+            dependencies: [
+                "BlueZ", "DBus", "LiveWeb", "MQTTBridge", "Recording", "Replication", "SafeText", "WorkoutAnalysis",
+                "WorkoutKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        // MARK: The daemon: services in one ServiceGroup, the D-Bus control API, process wiring.
         .target(
             name: "Daemon",
             dependencies: [
-                "Recording", "BlueZ", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit", "HealthStore",
+                "Recording", "SystoledConfiguration", "BlueZ", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit",
+                "HealthStore",
                 "WorkoutAnalysis",
                 "WorkoutExport", "WorkoutReports", "LiveView", "LiveWeb", "MQTTBridge", "Replication", "CMalloc",
                 "SafeText",
@@ -268,6 +278,10 @@ let package = Package(
                 "Daemon", "BlueZ", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit", "WorkoutAnalysis",
                 "WorkoutReports", "SystoleTestSupport",
             ]
+        ),
+        .testTarget(
+            name: "SystoledConfigurationTests",
+            dependencies: ["SystoledConfiguration", "BlueZ", "Recording", "WorkoutAnalysis", "WorkoutKit"]
         ),
         .testTarget(
             name: "HealthStoreTests",

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Glibc
+import SystoledConfiguration
 
 /// `systoled`: records workouts from Bluetooth LE heart-rate sensors; controlled over D-Bus by `systole`.
 public struct SystoledCommand: AsyncParsableCommand {

@@ -26,7 +26,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         }
 
         /// The sensor a `HeartRateSensor` looks for.
-        var target: SensorTarget {
+        package var target: SensorTarget {
             switch self {
             case .any: .anyHeartRateSensor
             case .address(let address): .address(address)

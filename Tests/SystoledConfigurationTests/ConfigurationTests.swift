@@ -6,7 +6,7 @@ import Testing
 import WorkoutAnalysis
 import WorkoutKit
 
-@testable import Daemon
+@testable import SystoledConfiguration
 
 @Suite struct ConfigurationTests {
     let environment = ["STATE_DIRECTORY": "/var/lib/systole", "LOGS_DIRECTORY": "/var/log/systole"]

@@ -7,6 +7,7 @@ import MQTTBridge
 import Recording
 import Replication
 import ServiceLifecycle
+import SystoledConfiguration
 import WorkoutKit
 
 extension DaemonResources {

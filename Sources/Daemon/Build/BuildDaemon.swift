@@ -1,5 +1,6 @@
 import Foundation
 import ServiceLifecycle
+import SystoledConfiguration
 import WorkoutKit
 
 /// Builds systoled from its command-line arguments (without the program name), as `systoled` itself and the

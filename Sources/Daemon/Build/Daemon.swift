@@ -1,4 +1,5 @@
 import ServiceLifecycle
+import SystoledConfiguration
 
 /// Why systoled could not start; the message says what to do.
 public struct DaemonStartError: Error, CustomStringConvertible {

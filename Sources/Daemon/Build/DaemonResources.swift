@@ -4,6 +4,7 @@ import Foundation
 import HealthStore
 import Logging
 import Recording
+import SystoledConfiguration
 
 /// What systoled opens before it assembles its services: the store, the bus with bluetoothd's objects, and the
 /// live log. Each step fails with the exit status and message its kind of failure asks for; a step that fails

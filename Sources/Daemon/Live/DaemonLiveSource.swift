@@ -5,6 +5,7 @@ import LiveView
 import LiveWeb
 import Recording
 import ServiceLifecycle
+import SystoledConfiguration
 import WorkoutAnalysis
 import WorkoutKit
 import WorkoutReports
