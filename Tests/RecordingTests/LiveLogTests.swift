@@ -105,7 +105,9 @@ import WorkoutKit
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("live.log").path
         let file = try LiveLogFile(path: path, maximumSize: 100, keep: 2)
-        for index in 0..<10 { try file.append(String(format: "line %02d ", index) + String(repeating: "x", count: 31)) }
+        for index in 0..<10 {
+            try file.append([String(format: "line %02d ", index) + String(repeating: "x", count: 31)])
+        }
         // 40 bytes a line, 100 bytes a file: two lines each; the oldest files are gone.
         let read = { (name: String) in
             try String(contentsOfFile: name, encoding: .utf8).split(separator: "\n").map { $0.prefix(7) }
@@ -144,7 +146,7 @@ import WorkoutKit
                 try file.append(Array(lines[0..<3]))
                 try file.append(Array(lines[3..<10]))
             } else {
-                for line in lines { try file.append(line) }
+                for line in lines { try file.append([line]) }
             }
             contents.append(
                 try ["", ".1", ".2", ".3"].map { try String(contentsOfFile: path + $0, encoding: .utf8) }.flatMap {

@@ -36,7 +36,7 @@ import Testing
 
     @Test func aFullMailboxDropsTheOldestAndCountsThem() async {
         let mailbox = Mailbox<Int>(limit: 3)
-        for value in 0..<10 { mailbox.put(value) }
+        for value in 0..<10 { mailbox.put(contentsOf: [value]) }
         mailbox.put(contentsOf: [10, 11])
         #expect(await mailbox.next() == [9, 10, 11])
         #expect(mailbox.takeDropped() == 9)

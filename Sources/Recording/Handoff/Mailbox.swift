@@ -20,8 +20,6 @@ package final class Mailbox<Value: Sendable>: Sendable {
         self.onEnd = onEnd
     }
 
-    package func put(_ value: Value) { put(contentsOf: CollectionOfOne(value)) }
-
     /// Adds `values` at once: a waiting consumer gets them in one batch.
     package func put(contentsOf values: some Collection<Value>) {
         guard !values.isEmpty else { return }

@@ -53,9 +53,6 @@ package final class LiveLogFile: @unchecked Sendable {
         size = Int(status.st_size)
     }
 
-    /// Appends `line` (a newline is added), rotating first if it would pass the size limit.
-    package func append(_ line: String) throws(Failure) { try append([line]) }
-
     /// Appends `lines` (a newline after each) in as few writes as rotation allows: one, unless the size limit
     /// falls among them.
     package func append(_ lines: [String]) throws(Failure) {
