@@ -447,13 +447,13 @@ public final class HeartRateSensor: Sendable {
         }
     }
 
+    /// Where silence checks fall due: every quarter of a second from the first sensor's start.
+    private static let silenceCheckGrid = InstantGrid(step: .milliseconds(250))
+
     /// Reports the sensor stale when it stays silent for ``Options/staleIntervals`` usual intervals, until
     /// cancelled. Checked on the bus's loop thread when the deadline comes (``DBus/DBusConnection/runOnLoop(at:repeating:)``),
     /// which moves on with every notification: a streaming strap's check costs a wakeup of that thread every few
     /// seconds, or none while other notifications keep it awake.
-    /// Where silence checks fall due: every quarter of a second from the first sensor's start.
-    private static let silenceCheckGrid = InstantGrid(step: .milliseconds(250))
-
     private func watchForSilence() async {
         let options = options
         let timer = client.connection.runOnLoop(at: .now) { [weak self] in
