@@ -1,6 +1,6 @@
 import Benchmark
 import Foundation
-@_spi(Benchmarks) import HealthStore
+import HealthStore
 import WorkoutKit
 
 // Run: swift package --allow-writing-to-package-directory benchmark --target HealthStoreBenchmarks
@@ -90,10 +90,10 @@ func ticks(_ count: Int, from start: Date) -> [[Sample]] {
 
 /// Saves 400 ticks (30 s of the daemon at 100 × 4 Hz) one commit each, as the daemon does, then flushes: one
 /// iteration is those 30 s of readings written and in their tables.
-func tickBenchmark(_ benchmark: Benchmark, throughInbox: Bool) async throws {
+func tickBenchmark(_ benchmark: Benchmark) async throws {
     let path = (scratch as NSString).appendingPathComponent("systole-bench-ticks-\(UUID()).sqlite")
     defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-    let store = try SQLiteHealthStore(path: path, calendar: .current, maximumSize: nil, throughInbox: throughInbox)
+    let store = try SQLiteHealthStore(path: path, calendar: .current, maximumSize: nil)
     let workoutID = UUID()
     var start = t0
     for _ in benchmark.scaledIterations {
@@ -144,15 +144,11 @@ let benchmarks: @Sendable () -> Void = {
         try insertBenchmark(benchmark) { count, start in energies(count, from: start) }
     }
 
-    // The store's two ways of writing the daemon's commits, side by side: the inbox (one row per commit, moved into
-    // the tables every 2 000 samples) against each commit inserting into the tables.
-    for throughInbox in [true, false] {
-        Benchmark(
-            "30 s of 100 sensors × 4 Hz, a commit per 75 ms tick, \(throughInbox ? "through the inbox" : "straight into the tables")",
-            configuration: .init(metrics: [.wallClock, .cpuTotal, .cpuUser, .cpuSystem], maxIterations: 10)
-        ) { benchmark in
-            try await tickBenchmark(benchmark, throughInbox: throughInbox)
-        }
+    Benchmark(
+        "30 s of 100 sensors × 4 Hz, a commit per 75 ms tick",
+        configuration: .init(metrics: [.wallClock, .cpuTotal, .cpuUser, .cpuSystem], maxIterations: 10)
+    ) { benchmark in
+        try await tickBenchmark(benchmark)
     }
 
     Benchmark(

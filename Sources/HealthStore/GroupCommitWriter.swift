@@ -26,8 +26,6 @@ actor GroupCommitWriter {
     /// The fold under way, if any.
     private var folding: Task<Void, any Error>?
 
-    /// Whether commits go to the inbox (folded later) or straight into the sample tables.
-    private let throughInbox: Bool
     /// Whether each commit's samples also go to the change log.
     private let logsChanges: Bool
     /// Whether the current thread may wait for a commit (see ``SQLiteHealthStore/init(path:calendar:maximumSize:commitsInPlace:)``).
@@ -43,7 +41,6 @@ actor GroupCommitWriter {
         checkpointer: Checkpointer,
         commitsInPlace: @escaping @Sendable () -> Bool,
         commitObserver: (@Sendable (Duration) -> Void)? = nil,
-        throughInbox: Bool,
         logsChanges: Bool = false,
         logSync: LogSync? = nil
     ) {
@@ -51,7 +48,6 @@ actor GroupCommitWriter {
         self.logsChanges = logsChanges
         self.commitsInPlace = commitsInPlace
         self.commitObserver = commitObserver
-        self.throughInbox = throughInbox
         self.pool = pool
         self.path = path
         self.checkpointer = checkpointer
@@ -87,14 +83,13 @@ actor GroupCommitWriter {
             pool: pool,
             path: path,
             cache: cache,
-            throughInbox: throughInbox,
             logsChanges: logsChanges,
             inPlace: commitsInPlace(),
             observer: commitObserver,
             logSync: logSync
         )
         for waiter in waiting { waiter.resume(returning: result) }
-        if case .success = result, throughInbox { unfolded += count }
+        if case .success = result { unfolded += count }
         // A fold takes a few milliseconds per thousand samples: now and then, beside the commits, not in one.
         if unfolded >= Self.foldThreshold, folding == nil { Task { try? await self.fold() } }
         if waiters.isEmpty {
@@ -106,14 +101,13 @@ actor GroupCommitWriter {
         return result
     }
 
-    /// Commits `batch` in one transaction: to the inbox (one row per workout), or into the sample tables. In place,
+    /// Commits `batch` in one transaction to the inbox (one row per workout), folded into the sample tables later. In place,
     /// the calling thread waits for it; otherwise the caller's task is suspended while GRDB's writer queue runs it.
     private static func commit(
         _ batch: [(samples: [Sample], workoutID: UUID?)],
         pool: DatabasePool,
         path: String,
         cache: InsertCache,
-        throughInbox: Bool,
         logsChanges: Bool,
         inPlace: Bool,
         observer: (@Sendable (Duration) -> Void)?,
@@ -139,13 +133,9 @@ actor GroupCommitWriter {
                         index += 1
                     }
                     // Packed once for the inbox and the change log alike.
-                    let packed = throughInbox || logsChanges ? try Inbox.pack(samples) : nil
-                    if let packed, throughInbox {
-                        try Inbox.append(packed: packed, workoutID: workoutID, db)
-                    } else {
-                        try SQLiteHealthStore.insert(samples, workoutID: workoutID, cache: cache, db)
-                    }
-                    if let packed, logsChanges {
+                    let packed = try Inbox.pack(samples)
+                    try Inbox.append(packed: packed, workoutID: workoutID, db)
+                    if logsChanges {
                         try ChangeLog.appendSamples(packed, count: samples.count, workoutID: workoutID, db)
                     }
                 }

@@ -35,37 +35,12 @@ public final class SQLiteHealthStore: HealthStore {
     /// - Parameter keepsChangeLog: whether every change (samples saved, workouts saved and deleted) is also logged,
     ///   in its own transaction, for a replica to take (``changes(after:limit:sampleLimit:)``).
     /// - Parameter synchronization: when samples' commits reach the disk (every other write is synced at once).
-    public convenience init(
+    public init(
         path: String,
         calendar: Calendar = .current,
         maximumSize: Int? = nil,
         commitsInPlace: @escaping @Sendable () -> Bool = { false },
         commitObserver: (@Sendable (Duration) -> Void)? = nil,
-        keepsChangeLog: Bool = false,
-        synchronization: Synchronization = .everyCommit
-    ) throws(HealthStoreError) {
-        try self.init(
-            path: path,
-            calendar: calendar,
-            maximumSize: maximumSize,
-            commitsInPlace: commitsInPlace,
-            commitObserver: commitObserver,
-            throughInbox: true,
-            keepsChangeLog: keepsChangeLog,
-            synchronization: synchronization
-        )
-    }
-
-    /// As the public initializer; `throughInbox: false` inserts every commit's samples straight into their tables
-    /// (the benchmark that compares both ways of writing).
-    @_spi(Benchmarks)
-    public init(
-        path: String,
-        calendar: Calendar,
-        maximumSize: Int?,
-        commitsInPlace: @escaping @Sendable () -> Bool = { false },
-        commitObserver: (@Sendable (Duration) -> Void)? = nil,
-        throughInbox: Bool,
         keepsChangeLog: Bool = false,
         synchronization: Synchronization = .everyCommit
     ) throws(HealthStoreError) {
@@ -117,7 +92,6 @@ public final class SQLiteHealthStore: HealthStore {
                 checkpointer: try Checkpointer(path: path),
                 commitsInPlace: commitsInPlace,
                 commitObserver: commitObserver,
-                throughInbox: throughInbox,
                 logsChanges: keepsChangeLog,
                 logSync: logSync
             )

@@ -45,14 +45,6 @@ public struct SensorMeasurement: Hashable, Sendable {
     }
 }
 
-/// A source of sensor readings (the BlueZ layer's heart-rate sensors implement it).
-public protocol WorkoutSensor: Sendable {
-    /// The sensor, for the samples' device.
-    var device: Device { get async }
-    /// Readings until the sensor is let go of.
-    func measurements() -> AsyncStream<SensorMeasurement>
-}
-
 /// Decides whether a sample is collected.
 public typealias SamplePredicate = @Sendable (Sample) -> Bool
 
@@ -93,7 +85,6 @@ public actor LiveWorkoutDataSource {
     public private(set) var pending: [Sample] = []
     /// How many refused samples are kept for a retry (about seven hours of one sensor at 4 Hz).
     public static let pendingLimit = 100_000
-    private var sensorTasks: [Task<Void, Never>] = []
 
     /// The types a workout of `activity` collects unless told otherwise: heart rate, heartbeat series and
     /// active energy. Swimming leaves out the heartbeat series (beat-to-beat timing is unreliable in water).
@@ -131,24 +122,6 @@ public actor LiveWorkoutDataSource {
 
     /// Sends collected samples to `builder`.
     public func attach(to builder: LiveWorkoutBuilder) { self.builder = builder }
-
-    /// Reads `sensor` until ``stop()``.
-    public func connect(_ sensor: any WorkoutSensor) {
-        let task = Task { [weak self] in
-            let device = await sensor.device
-            for await measurement in sensor.measurements() {
-                guard let self else { return }
-                await self.receive(measurement, from: device)
-            }
-        }
-        sensorTasks.append(task)
-    }
-
-    /// Lets go of every sensor.
-    public func stop() {
-        for task in sensorTasks { task.cancel() }
-        sensorTasks = []
-    }
 
     /// Converts one reading into samples and hands those being collected to the builder. Returns whether they
     /// were all stored (false when no builder collects yet, or the builder refused them).

@@ -110,34 +110,6 @@ import WorkoutKit
         let noContact = SensorMeasurement(date: t0.addingTimeInterval(3), heartRate: nil)
         #expect(await source.receive(noContact, from: strap) == true, "nothing to store is not a failure")
     }
-
-    @Test func aConnectedSensorFeedsTheBuilder() async throws {
-        struct FakeSensor: WorkoutSensor {
-            let device: Device
-            let readings: [SensorMeasurement]
-            func measurements() -> AsyncStream<SensorMeasurement> {
-                AsyncStream { continuation in
-                    for reading in readings { continuation.yield(reading) }
-                    continuation.finish()
-                }
-            }
-        }
-        let (source, builder) = try await collecting()
-        let readings = (1...5).map {
-            SensorMeasurement(date: t0.addingTimeInterval(Double($0)), heartRate: Double(100 + $0))
-        }
-        await source.connect(FakeSensor(device: strap, readings: readings))
-        // Polled: the source hands the readings over on a task of its own (a deadline only a failure reaches).
-        var count = 0
-        let deadline = ContinuousClock.now + .seconds(60)
-        while count != 5, ContinuousClock.now < deadline {
-            count = await builder.statistics(for: .heartRate)?.readingCount ?? 0
-            if count != 5 { await Task.yield() }
-        }
-        #expect(count == 5)
-        #expect(await builder.statistics(for: .heartRate)?.mostRecentQuantity() == Quantity(105, .countPerMinute))
-        await source.stop()
-    }
 }
 
 extension LiveWorkoutDataSourceTests {

@@ -199,7 +199,6 @@ extension WorkoutManager {
         if await current.session.state != .stopped { try await current.session.stopActivity(at: date) }
         // Readings a full disk refused are saved now if there is room again.
         await current.source.savePending()
-        await current.source.stop()
         if await current.builder.endDate == nil { try await current.builder.endCollection(at: date) }
         var watch = watches[current.workoutID] ?? Watch()
         if current.teamSessionID != nil, let last = watch.lastReading, date.timeIntervalSince(last) >= Self.gapThreshold
@@ -221,7 +220,6 @@ extension WorkoutManager {
     package func cancel() async throws(WorkoutCommandError) {
         for current in try ongoing() {
             do {
-                await current.source.stop()
                 try await current.builder.discardWorkout()
                 try await current.session.end()
             } catch {
