@@ -117,9 +117,6 @@ let package = Package(
             ]
         ),
 
-        // MARK: A workout as the control API and `systole` show it: values, analysis, export formats.
-        .target(name: "WorkoutReports", dependencies: ["DBus", "WorkoutKit", "WorkoutAnalysis", "WorkoutExport"]),
-
         // MARK: Replication to PostgreSQL (postgres-nio): the central schema, the replicator, and reading the whole.
         .target(
             name: "Replication",
@@ -135,8 +132,9 @@ let package = Package(
             ]
         ),
 
-        // MARK: Names of the daemon's D-Bus control API, shared by the daemon and the CLI.
-        .target(name: "ControlAPI"),
+        // MARK: What crosses D-Bus between systoled and `systole`: the API's names and errors, a workout as its
+        // values (with analysis), the export formats, the elapsed-time format.
+        .target(name: "ControlAPI", dependencies: ["DBus", "WorkoutKit", "WorkoutAnalysis", "WorkoutExport"]),
 
         // MARK: The recording path: sensors → hand-off → workout (stored) → live log and outputs, as named stages.
         .target(
@@ -166,7 +164,7 @@ let package = Package(
                 "Recording", "SystoledConfiguration", "BlueZ", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit",
                 "HealthStore",
                 "WorkoutAnalysis",
-                "WorkoutExport", "WorkoutReports", "LiveView", "LiveWeb", "MQTTBridge", "Replication", "CMalloc",
+                "WorkoutExport", "LiveView", "LiveWeb", "MQTTBridge", "Replication", "CMalloc",
                 "SafeText",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -192,7 +190,6 @@ let package = Package(
                 "SafeText",
                 "WorkoutAnalysis",
                 "WorkoutKit",
-                "WorkoutReports",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -276,7 +273,7 @@ let package = Package(
             name: "DaemonTests",
             dependencies: [
                 "Daemon", "BlueZ", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit", "WorkoutAnalysis",
-                "WorkoutReports", "SystoleTestSupport",
+                "SystoleTestSupport",
             ]
         ),
         .testTarget(

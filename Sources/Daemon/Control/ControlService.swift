@@ -10,7 +10,6 @@ import ServiceLifecycle
 import Synchronization
 import WorkoutAnalysis
 import WorkoutKit
-import WorkoutReports
 
 /// systoled's D-Bus control API (`org.systole.Daemon1` at `/org/systole/Daemon`, name `org.systole.Daemon`): its
 /// properties, announced as they change, and the methods of its parts (``WorkoutControl``, ``BluetoothControl``,

@@ -5,7 +5,6 @@ import HealthStore
 import SafeText
 import WorkoutAnalysis
 import WorkoutKit
-import WorkoutReports
 
 /// The store's workouts and statistics: the list, one workout with its analysis and chart, its export into a
 /// file descriptor the caller passes, its deletion, and statistics over any span.

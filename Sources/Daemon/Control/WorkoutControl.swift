@@ -5,7 +5,6 @@ import Recording
 import SafeText
 import WorkoutAnalysis
 import WorkoutKit
-import WorkoutReports
 
 /// The workout commands, as a HealthKit app offers them as intents: start (alone or as a team), pause, resume,
 /// end, cancel, and a sample, a lap or a marker added to the workout under way.

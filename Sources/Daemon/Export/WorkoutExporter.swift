@@ -4,7 +4,7 @@ import HealthStore
 import LiveView
 import WorkoutAnalysis
 import WorkoutKit
-import WorkoutReports
+import ControlAPI
 
 /// Makes workouts' files, one at a time, each on a thread of its own: an export never runs on the bus's loop
 /// thread, the workout thread or the concurrency pool, and the file is written as it is made, never held whole.

@@ -8,7 +8,7 @@ import ServiceLifecycle
 import SystoledConfiguration
 import WorkoutAnalysis
 import WorkoutKit
-import WorkoutReports
+import ControlAPI
 
 /// What systoled's live outputs show (the web page and overlay, MQTT, /metrics), built from the workout manager's
 /// snapshot, the sensors' statuses and the store, with the privacy setting applied here, once, for all of them.

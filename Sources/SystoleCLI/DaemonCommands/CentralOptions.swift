@@ -4,7 +4,7 @@ import Foundation
 import Replication
 import WorkoutAnalysis
 import WorkoutKit
-import WorkoutReports
+import ControlAPI
 
 /// `--database URL`: read the central PostgreSQL database (every receiver, every athlete) instead of systoled.
 struct CentralOptions: ParsableArguments {

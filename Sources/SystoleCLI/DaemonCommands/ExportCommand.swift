@@ -4,7 +4,7 @@ import Foundation
 import Glibc
 import Replication
 import WorkoutAnalysis
-import WorkoutReports
+import ControlAPI
 
 /// `systole export WORKOUT [--format fit|tcx|csv|rr] [-o FILE|-]`: a finished workout as a file, written by
 /// systoled from its store (no access to the store's file needed).
