@@ -12,7 +12,7 @@ let package = Package(
         .library(name: "BlueZ", targets: ["BlueZ"]),
         .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
         .library(name: "WorkoutKit", targets: ["WorkoutKit"]),
-        .library(name: "HealthStore", targets: ["HealthStore"]),
+        .library(name: "SQLiteStore", targets: ["SQLiteStore"]),
         .library(name: "WorkoutAnalysis", targets: ["WorkoutAnalysis"]),
         .library(name: "WorkoutExport", targets: ["WorkoutExport"]),
         .executable(name: "systole-sim", targets: ["systole-sim"]),
@@ -61,18 +61,21 @@ let package = Package(
         // MARK: Swift D-Bus binding over CDBus: its own loop thread, typed values, calls, signals, exported objects.
         .target(name: "DBus", dependencies: ["CDBus", "SafeText"]),
 
-        // MARK: Typed org.bluez client.
+        // MARK: Typed org.bluez client: adapters, devices, GATT characteristics and their notifications, the agent.
         .target(
             name: "BlueZ",
             dependencies: ["CBluetooth", "DBus", "HeartRateProfile", "SafeText"]
         ),
 
+        // MARK: A heart-rate sensor kept connected through BlueZ, its readings checked, decoded and back-dated.
+        .target(name: "HeartRateSensors", dependencies: ["BlueZ", "DBus", "HeartRateProfile", "SafeText"]),
+
         // MARK: The HealthKit-style workout engine: session state machine, live builder, data source, statistics.
         .target(name: "WorkoutKit"),
 
-        // MARK: Persistence: the HealthStore protocol's SQLite implementation (GRDB).
+        // MARK: The SQLite store: WorkoutKit's HealthStore protocol on one SQLite file (GRDB).
         .target(
-            name: "HealthStore",
+            name: "SQLiteStore",
             dependencies: ["WorkoutKit", .product(name: "GRDB", package: "GRDB.swift")]
         ),
 
@@ -91,12 +94,12 @@ let package = Package(
         .target(name: "WorkoutExport", dependencies: ["SafeText", "WorkoutAnalysis", "WorkoutKit"]),
 
         // MARK: What the live outputs show (the page, the overlay, MQTT): plain values, privacy applied by systoled.
-        .target(name: "LiveView"),
+        .target(name: "LiveFeed"),
         // MARK: systoled's web server (Hummingbird): the live page, the overlay, workouts, /metrics.
         .target(
             name: "LiveWeb",
             dependencies: [
-                "LiveView",
+                "LiveFeed",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -111,7 +114,7 @@ let package = Package(
         .target(
             name: "MQTTBridge",
             dependencies: [
-                "CMosquitto", "LiveView", "SafeText",
+                "CMosquitto", "LiveFeed", "SafeText",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -121,7 +124,7 @@ let package = Package(
         .target(
             name: "Replication",
             dependencies: [
-                "HealthStore", "WorkoutKit", "WorkoutAnalysis",
+                "SQLiteStore", "WorkoutKit", "WorkoutAnalysis",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -141,7 +144,8 @@ let package = Package(
             name: "Recording",
             dependencies: [
                 // ControlAPI for the one elapsed-time format the live log shares with the CLI.
-                "BlueZ", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit", "HealthStore", "WorkoutAnalysis",
+                "BlueZ", "HeartRateSensors", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit", "SQLiteStore",
+                "WorkoutAnalysis",
                 "SafeText",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -152,7 +156,8 @@ let package = Package(
         .target(
             name: "SystoledConfiguration",
             dependencies: [
-                "BlueZ", "DBus", "LiveWeb", "MQTTBridge", "Recording", "Replication", "SafeText", "WorkoutAnalysis",
+                "BlueZ", "HeartRateSensors", "DBus", "LiveWeb", "MQTTBridge", "Recording", "Replication", "SafeText",
+                "WorkoutAnalysis",
                 "WorkoutKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -161,10 +166,11 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
-                "Recording", "SystoledConfiguration", "BlueZ", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit",
-                "HealthStore",
+                "Recording", "SystoledConfiguration", "BlueZ", "HeartRateSensors", "ControlAPI", "DBus",
+                "HeartRateProfile", "WorkoutKit",
+                "SQLiteStore",
                 "WorkoutAnalysis",
-                "WorkoutExport", "LiveView", "LiveWeb", "MQTTBridge", "Replication", "CMalloc",
+                "WorkoutExport", "LiveFeed", "LiveWeb", "MQTTBridge", "Replication", "CMalloc",
                 "SafeText",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -183,7 +189,7 @@ let package = Package(
             name: "SystoleCLI",
             dependencies: [
                 "HeartRateProfile",
-                "BlueZ",
+                "BlueZ", "HeartRateSensors",
                 "ControlAPI",
                 "DBus",
                 "Replication",
@@ -199,23 +205,23 @@ let package = Package(
         // MARK: Benchmarks (driven by scripts in Benchmarks/)
         .executableTarget(
             name: "systole-sensor-ingest",
-            dependencies: ["BlueZ", "CDBus"],
+            dependencies: ["BlueZ", "HeartRateSensors", "CDBus"],
             path: "Benchmarks/SensorIngest"
         ),
 
         .executableTarget(
-            name: "HealthStoreBenchmarks",
+            name: "StoreBenchmarks",
             dependencies: [
-                "HealthStore", "WorkoutKit", .product(name: "Benchmark", package: "benchmark"),
+                "SQLiteStore", "WorkoutKit", .product(name: "Benchmark", package: "benchmark"),
             ],
-            path: "Benchmarks/HealthStoreBenchmarks",
+            path: "Benchmarks/StoreBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
 
         .executableTarget(
             name: "ExportBenchmarks",
             dependencies: [
-                "HealthStore", "WorkoutAnalysis", "WorkoutExport", "WorkoutKit",
+                "SQLiteStore", "WorkoutAnalysis", "WorkoutExport", "WorkoutKit",
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/ExportBenchmarks",
@@ -223,7 +229,11 @@ let package = Package(
         ),
 
         // MARK: Tests
-        .target(name: "SystoleTestSupport", dependencies: ["DBus"], path: "Tests/SystoleTestSupport"),
+        .target(
+            name: "SystoleTestSupport",
+            dependencies: ["BlueZ", "BlueZSimulator", "DBus", "HeartRateProfile"],
+            path: "Tests/SystoleTestSupport"
+        ),
         .testTarget(
             name: "HeartRateProfileTests",
             dependencies: [
@@ -234,14 +244,20 @@ let package = Package(
             resources: [.copy("Resources/hrm-vectors.json")]
         ),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BlueZSimulator", "SystoleTestSupport"]),
+        .testTarget(
+            name: "HeartRateSensorsTests",
+            dependencies: [
+                "HeartRateSensors", "BlueZ", "BlueZSimulator", "DBus", "HeartRateProfile", "SystoleTestSupport",
+            ]
+        ),
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "SystoleTestSupport"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus"]),
-        .testTarget(name: "MQTTBridgeTests", dependencies: ["MQTTBridge", "LiveView"]),
-        .testTarget(name: "LiveViewTests", dependencies: ["LiveView", "SystoleTestSupport"]),
+        .testTarget(name: "MQTTBridgeTests", dependencies: ["MQTTBridge", "LiveFeed"]),
+        .testTarget(name: "LiveFeedTests", dependencies: ["LiveFeed", "SystoleTestSupport"]),
         .testTarget(
             name: "ReplicationTests",
             dependencies: [
-                "Replication", "HealthStore", "WorkoutKit", "SystoleTestSupport",
+                "Replication", "SQLiteStore", "WorkoutKit", "SystoleTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -265,7 +281,8 @@ let package = Package(
         .testTarget(
             name: "RecordingTests",
             dependencies: [
-                "Recording", "BlueZ", "DBus", "HeartRateProfile", "HealthStore", "WorkoutKit", "WorkoutAnalysis",
+                "Recording", "BlueZ", "HeartRateSensors", "DBus", "HeartRateProfile", "SQLiteStore", "WorkoutKit",
+                "WorkoutAnalysis",
                 "SystoleTestSupport", .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -281,9 +298,9 @@ let package = Package(
             dependencies: ["SystoledConfiguration", "BlueZ", "Recording", "WorkoutAnalysis", "WorkoutKit"]
         ),
         .testTarget(
-            name: "HealthStoreTests",
+            name: "SQLiteStoreTests",
             dependencies: [
-                "HealthStore", "WorkoutKit", "SystoleTestSupport",
+                "SQLiteStore", "WorkoutKit", "SystoleTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 // To look at the file's tables where the public API cannot tell (series chunks).
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -291,9 +308,9 @@ let package = Package(
         ),
         // A child process the crash-recovery test kills with SIGKILL.
         .executableTarget(
-            name: "health-store-probe",
-            dependencies: ["HealthStore", "WorkoutKit"],
-            path: "Tests/HealthStoreProbe"
+            name: "store-probe",
+            dependencies: ["SQLiteStore", "WorkoutKit"],
+            path: "Tests/StoreProbe"
         ),
         // Listens for systoled's signals as any local user could; the policy test runs it as several users.
         .executableTarget(name: "bus-listen-probe", dependencies: ["DBus"], path: "Tests/BusListenProbe"),
@@ -302,7 +319,7 @@ let package = Package(
         .testTarget(
             name: "SystoleCLITests",
             dependencies: [
-                "SystoleCLI", "ControlAPI", "DBus", "HeartRateProfile", "BlueZSimulator", "HealthStore", "WorkoutKit",
+                "SystoleCLI", "ControlAPI", "DBus", "HeartRateProfile", "BlueZSimulator", "SQLiteStore", "WorkoutKit",
                 "SystoleTestSupport",
             ],
             // The web and MQTT tests' scripts run from the source tree with the venv's Python.

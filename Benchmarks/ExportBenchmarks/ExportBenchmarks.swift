@@ -1,6 +1,6 @@
 import Benchmark
 import Foundation
-import HealthStore
+import SQLiteStore
 import WorkoutAnalysis
 import WorkoutExport
 import WorkoutKit

@@ -3,6 +3,7 @@ import CDBus
 import DBus
 import Foundation
 import Glibc
+import HeartRateSensors
 
 /// `systole-sensor-ingest`: one consumer for `Benchmarks/sensor-ingest.sh`.
 ///

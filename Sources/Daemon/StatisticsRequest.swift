@@ -1,5 +1,5 @@
 import Foundation
-import HealthStore
+import SQLiteStore
 import SafeText
 
 /// The ranges a `Statistics` call's arguments must lie in, each with the limit named when it is not: any caller

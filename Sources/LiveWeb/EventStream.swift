@@ -1,6 +1,6 @@
 import Foundation
 import Hummingbird
-import LiveView
+import LiveFeed
 import Logging
 import NIOCore
 import ServiceLifecycle

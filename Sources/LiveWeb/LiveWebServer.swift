@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
-import LiveView
+import LiveFeed
 import Logging
 import NIOCore
 import ServiceLifecycle

@@ -1,4 +1,4 @@
-import LiveView
+import LiveFeed
 
 /// What the web server shows, supplied by systoled with its privacy setting applied.
 public protocol LiveWebSource: Sendable {

@@ -1,5 +1,5 @@
 import Foundation
-import LiveView
+import LiveFeed
 
 /// The MQTT messages of a ``LiveStatus``: one state message per sensor and one for the workout, and the Home
 /// Assistant discovery configs that make each sensor and the workout a device with its entities, without YAML.

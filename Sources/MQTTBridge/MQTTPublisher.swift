@@ -1,4 +1,4 @@
-import LiveView
+import LiveFeed
 import Logging
 import ServiceLifecycle
 import Synchronization

@@ -1,8 +1,8 @@
 import Foundation
-import HealthStore
 import Logging
 import NIOCore
 import PostgresNIO
+import SQLiteStore
 import WorkoutKit
 
 /// The central database read back: every receiver's workouts, their samples and statistics, as `systole

@@ -1,9 +1,9 @@
 import Foundation
-import HealthStore
 import Logging
 import NIOCore
 import NIOSSL
 import PostgresNIO
+import SQLiteStore
 import ServiceLifecycle
 import Synchronization
 

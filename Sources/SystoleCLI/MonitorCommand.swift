@@ -2,6 +2,7 @@ import ArgumentParser
 import BlueZ
 import Foundation
 import HeartRateProfile
+import HeartRateSensors
 
 /// `systole monitor [ADDRESS]`: connect to a sensor through BlueZ and print each measurement live.
 struct MonitorCommand: AsyncParsableCommand {

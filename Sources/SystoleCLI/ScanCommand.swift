@@ -2,6 +2,7 @@ import ArgumentParser
 import BlueZ
 import Foundation
 import HeartRateProfile
+import HeartRateSensors
 
 /// `systole scan`: list heart-rate sensors in range.
 struct ScanCommand: AsyncParsableCommand {

@@ -2,6 +2,7 @@ import BlueZ
 import DBus
 import Foundation
 import Glibc
+import HeartRateSensors
 import MQTTBridge
 import Recording
 import Replication

@@ -1,4 +1,5 @@
 import SafeText
+
 extension DaemonConfiguration {
     /// When the store's commits reach the disk (`[store] sync`).
     public enum StoreSync: String, Sendable, Equatable {

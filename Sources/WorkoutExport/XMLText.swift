@@ -1,4 +1,5 @@
 import SafeText
+
 /// Text as XML 1.0 character data or an attribute value.
 enum XMLText {
     /// `text` with the markup characters escaped and the characters XML 1.0 forbids or discourages replaced

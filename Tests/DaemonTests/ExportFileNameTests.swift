@@ -1,7 +1,7 @@
+import ControlAPI
 import Foundation
 import Testing
 import WorkoutAnalysis
-import ControlAPI
 
 @Suite struct ExportFileNameTests {
     let start = Date(timeIntervalSince1970: 1_795_333_165)

@@ -1,5 +1,5 @@
 import Foundation
-import LiveView
+import LiveFeed
 import Testing
 
 @testable import MQTTBridge

@@ -1,6 +1,7 @@
 import BlueZ
 import Foundation
 import HeartRateProfile
+import HeartRateSensors
 import Testing
 import WorkoutKit
 

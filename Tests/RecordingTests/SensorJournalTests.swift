@@ -1,4 +1,5 @@
 import BlueZ
+import HeartRateSensors
 import Testing
 
 @testable import Recording

@@ -1,6 +1,7 @@
 import BlueZ
 import Foundation
 import HeartRateProfile
+import HeartRateSensors
 
 @testable import Recording
 

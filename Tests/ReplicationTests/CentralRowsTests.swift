@@ -1,6 +1,6 @@
 import Foundation
-import HealthStore
 import Logging
+import SQLiteStore
 import SystoleTestSupport
 import Testing
 import WorkoutKit

@@ -1,7 +1,7 @@
 import Foundation
-import HealthStore
 import Logging
 import PostgresNIO
+import SQLiteStore
 import Synchronization
 import SystoleTestSupport
 import Testing

@@ -2,8 +2,8 @@ import ControlAPI
 import DBus
 import Foundation
 import Glibc
-import HealthStore
 import HeartRateProfile
+import SQLiteStore
 import SystoleTestSupport
 import Testing
 

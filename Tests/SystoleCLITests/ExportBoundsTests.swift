@@ -16,7 +16,7 @@ import Testing
         let workoutID = WorkoutIDBox()
         let s = try await WebPageTests.Setup(configuration: WebPageTests.http) { folder in
             let made = try await CommandRunner.run(
-                "health-store-probe",
+                "store-probe",
                 [folder.appendingPathComponent("health.sqlite").path, "long-workout", "\(Self.hours)"]
             )
             try #require(made.status == 0, "\(made.standardError)")

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import HealthStore
+import SQLiteStore
 import SystoleTestSupport
 import Testing
 import WorkoutKit

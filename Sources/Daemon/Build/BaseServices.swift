@@ -1,6 +1,6 @@
 import BlueZ
 import DBus
-import HealthStore
+import SQLiteStore
 import ServiceLifecycle
 
 /// The bus connection: it stays open until shutdown, and a lost bus stops the daemon (systemd restarts it).

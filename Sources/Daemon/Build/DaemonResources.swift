@@ -1,9 +1,9 @@
 import BlueZ
 import DBus
 import Foundation
-import HealthStore
 import Logging
 import Recording
+import SQLiteStore
 import SystoledConfiguration
 
 /// What systoled opens before it assembles its services: the store, the bus with bluetoothd's objects, and the

@@ -2,6 +2,7 @@ import BlueZ
 import ControlAPI
 import DBus
 import Foundation
+import HeartRateSensors
 import Recording
 import SafeText
 

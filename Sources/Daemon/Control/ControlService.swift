@@ -2,10 +2,10 @@ import BlueZ
 import ControlAPI
 import DBus
 import Foundation
-import HealthStore
 import HeartRateProfile
 import Recording
 import Replication
+import SQLiteStore
 import ServiceLifecycle
 import Synchronization
 import WorkoutAnalysis

@@ -1,7 +1,7 @@
 import ControlAPI
 import DBus
 import Foundation
-import HealthStore
+import SQLiteStore
 import SafeText
 import WorkoutAnalysis
 import WorkoutKit

@@ -1,4 +1,4 @@
-import HealthStore
+import SQLiteStore
 import WorkoutAnalysis
 import WorkoutKit
 

@@ -1,5 +1,5 @@
 import Foundation
-import HealthStore
+import SQLiteStore
 import WorkoutKit
 
 /// A finished workout's heart rate per minute, as `GetWorkout` and the web page chart it.

@@ -1,10 +1,10 @@
+import ControlAPI
 import Foundation
 import Glibc
-import HealthStore
-import LiveView
+import LiveFeed
+import SQLiteStore
 import WorkoutAnalysis
 import WorkoutKit
-import ControlAPI
 
 /// Makes workouts' files, one at a time, each on a thread of its own: an export never runs on the bus's loop
 /// thread, the workout thread or the concurrency pool, and the file is written as it is made, never held whole.

@@ -1,14 +1,14 @@
 import BlueZ
+import ControlAPI
 import Foundation
-import HealthStore
-import LiveView
+import LiveFeed
 import LiveWeb
 import Recording
+import SQLiteStore
 import ServiceLifecycle
 import SystoledConfiguration
 import WorkoutAnalysis
 import WorkoutKit
-import ControlAPI
 
 /// What systoled's live outputs show (the web page and overlay, MQTT, /metrics), built from the workout manager's
 /// snapshot, the sensors' statuses and the store, with the privacy setting applied here, once, for all of them.

@@ -3,6 +3,7 @@ import ControlAPI
 import Foundation
 import Glibc
 import HeartRateProfile
+import HeartRateSensors
 import WorkoutKit
 
 /// How a live-log line is written.

@@ -1,4 +1,5 @@
 import BlueZ
+import HeartRateSensors
 
 /// Which of one sensor's connection states go to the journal.
 ///

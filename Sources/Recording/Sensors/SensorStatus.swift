@@ -1,6 +1,7 @@
 import BlueZ
 import Foundation
 import HeartRateProfile
+import HeartRateSensors
 
 /// What the daemon knows of one sensor, for `systole sensors` and the `Sensors` property.
 public struct SensorStatus: Sendable, Equatable {

@@ -1,5 +1,5 @@
 import Foundation
-import HealthStore
+import SQLiteStore
 import WorkoutAnalysis
 import WorkoutKit
 

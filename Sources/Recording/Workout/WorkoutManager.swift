@@ -1,8 +1,9 @@
 import BlueZ
 import Foundation
-import HealthStore
 import HeartRateProfile
+import HeartRateSensors
 import Logging
+import SQLiteStore
 import Synchronization
 import WorkoutAnalysis
 import WorkoutKit

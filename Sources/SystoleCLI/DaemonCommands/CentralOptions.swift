@@ -1,10 +1,10 @@
 import ArgumentParser
+import ControlAPI
 import DBus
 import Foundation
 import Replication
 import WorkoutAnalysis
 import WorkoutKit
-import ControlAPI
 
 /// `--database URL`: read the central PostgreSQL database (every receiver, every athlete) instead of systoled.
 struct CentralOptions: ParsableArguments {

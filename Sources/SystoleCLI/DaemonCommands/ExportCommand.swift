@@ -1,10 +1,10 @@
 import ArgumentParser
+import ControlAPI
 import DBus
 import Foundation
 import Glibc
 import Replication
 import WorkoutAnalysis
-import ControlAPI
 
 /// `systole export WORKOUT [--format fit|tcx|csv|rr] [-o FILE|-]`: a finished workout as a file, written by
 /// systoled from its store (no access to the store's file needed).
