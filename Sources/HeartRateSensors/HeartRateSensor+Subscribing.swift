@@ -6,72 +6,44 @@ import HeartRateProfile
 /// Subscribing to 0x2A37: AcquireNotify or StartNotify, pairing when the sensor asks for it, falling back from one
 /// path to the other, and the notifications that arrive before streaming begins.
 extension HeartRateSensor {
-    /// Subscribes to 0x2A37 the way ``Options/notify`` says for this device (AcquireNotify, else StartNotify); pairs
-    /// first when the sensor refuses an unpaired host. Each notification is handled as it arrives, on the
-    /// connection's loop thread (no task of our own to wake per notification), and so is the end of each read; the
-    /// session only says when it ends.
+    /// Subscribes to 0x2A37 by `method` (``SensorConnection`` decides which, and what follows a refusal). Each
+    /// notification is handled as it arrives, on the connection's loop thread (no task of our own to wake per
+    /// notification), and so is the end of each read; the session only says when it ends.
     func subscribe(
         _ measurement: GattCharacteristic,
-        _ device: BluetoothDevice,
-        address: BluetoothAddress
-    ) async throws -> NotifySubscription {
-        let asked = ContinuousClock.now
-        let onValue = notificationHandler(address: address, device: device)
-        let wanted = options.notifyOverrides[address] ?? options.notify
-        let fallback = state.withLock { $0.acquireFallbacks[address] }
-        let method = wanted == .acquire && fallback == nil ? NotifyMethod.acquire : .signal
-        let refusal: BlueZError
-        do {
-            return subscribed(try await open(measurement, method, onValue), method, reason: fallback, asked: asked)
-        } catch {
-            refusal = error
-        }
-        // Not a pairing matter: another client holds the notifications exclusively.
-        let heldByAnother = Self.isHeldByAnother(refusal)
-        if heldByAnother, method == .signal { throw Self.heldByAnother }
-        let needsPairing = [BlueZError.Kind.notPermitted, .notAuthorized, .authenticationFailed].contains(refusal.kind)
-        if options.pairsWhenRequired, needsPairing, !device.isPaired, !heldByAnother {
-            report(.pairing)
-            if let agent = options.agent {
-                try await agent.pair(device)
+        _ method: NotifyMethod,
+        fallbackReason: String?,
+        asked: ContinuousClock.Instant,
+        onValue: @escaping @Sendable (GattNotification) -> Void
+    ) async throws(BlueZError) -> NotifySubscription {
+        subscribed(try await open(measurement, method, onValue), method, reason: fallbackReason, asked: asked)
+    }
+
+    /// What ``SensorConnection`` needs to know of a refusal to decide what follows it.
+    static func refusal(_ error: BlueZError, of device: BluetoothDevice) -> SensorConnection.Refusal {
+        let cause: SensorConnection.Refusal.Cause =
+            if isHeldByAnother(error) {
+                .heldByAnother
+            } else if [BlueZError.Kind.notPermitted, .notAuthorized, .authenticationFailed].contains(error.kind) {
+                .needsPairing
+            } else if error.kind == .timeout {
+                .noAnswer
+            } else if error.kind == .unknownObject {
+                .notOffered
             } else {
-                try await device.pair()
+                .other
             }
-            do {
-                return subscribed(try await open(measurement, method, onValue), method, reason: fallback, asked: asked)
-            } catch {
-                guard method == .acquire, device.isConnected else { throw error }
-                fallBack(address, "AcquireNotify was refused after pairing: \(error)")
-            }
-        } else if method == .acquire, device.isConnected {
-            fallBack(address, Self.acquireRefusal(refusal))
-        } else {
-            throw refusal
-        }
-        do {
-            return subscribed(
-                try await startNotify(measurement, onValue),
-                .signal,
-                reason: self.fallback(address),
-                asked: asked
-            )
-        } catch {
-            throw Self.isHeldByAnother(error) ? Self.heldByAnother : error
-        }
+        return SensorConnection.Refusal(
+            cause: cause,
+            description: "\(error)",
+            deviceIsConnected: device.isConnected,
+            deviceIsPaired: device.isPaired
+        )
     }
 
     private static func isHeldByAnother(_ error: BlueZError) -> Bool {
         error.kind == .notPermitted && error.message.contains("Notify acquired")
     }
-
-    /// What a client is told when bluetoothd refuses it because another client acquired the notifications.
-    private static let heldByAnother = BlueZError(
-        .notPermitted,
-        "another program holds this sensor's notifications through AcquireNotify (systoled with notify = "
-            + "\"acquire\", or 'systole monitor --notify acquire'), and bluetoothd lets no one else subscribe "
-            + "meanwhile: stop that program, or set this sensor to \"signal\" under [bluetooth] in systoled's "
-            + "configuration"
-    )
 
     private func open(
         _ measurement: GattCharacteristic,
@@ -170,29 +142,13 @@ extension HeartRateSensor {
         return NotifySubscription(session: session, method: method, asked: asked)
     }
 
-    private static func acquireRefusal(_ error: BlueZError) -> String {
-        switch error.kind {
-        case .timeout: "AcquireNotify got no answer within the time allowed"
-        case .unknownObject: "bluetoothd does not offer AcquireNotify"
-        default: "AcquireNotify was refused: \(error)"
-        }
-    }
-
-    /// Remembers that `address` uses StartNotify from now on, and why.
-    func fallBack(_ address: BluetoothAddress, _ reason: String) {
-        state.withLock { $0.acquireFallbacks[address] = reason }
-    }
-
-    private func fallback(_ address: BluetoothAddress) -> String? {
-        state.withLock { $0.acquireFallbacks[address] }
-    }
-
     /// StartNotify after an acquired socket was closed: bluetoothd releases it when it notices the hang-up, so for a
     /// moment it may still refuse with "Notify acquired".
     func subscribeAfterRelease(
         _ measurement: GattCharacteristic,
         _ device: BluetoothDevice,
-        address: BluetoothAddress
+        address: BluetoothAddress,
+        fallbackReason: String?
     ) async throws -> NotifySubscription {
         let asked = ContinuousClock.now
         let onValue = notificationHandler(address: address, device: device)
@@ -203,7 +159,7 @@ extension HeartRateSensor {
                 return subscribed(
                     try await startNotify(measurement, onValue),
                     .signal,
-                    reason: fallback(address),
+                    reason: fallbackReason,
                     asked: asked
                 )
             } catch {

@@ -89,8 +89,6 @@ public final class HeartRateSensor: Sendable {
         /// and then wait here, in order.
         var handlesNotifications = false
         var early: [GattNotification] = []
-        /// Devices that fell back from AcquireNotify to StartNotify, with why: their next connections do not try it.
-        var acquireFallbacks: [BluetoothAddress: String] = [:]
         /// The measurement's `Value` signals, routed from the first StartNotify for as long as the sensor runs:
         /// bluetoothd resumes a StartNotify session by itself when the link comes back, before this sensor has
         /// subscribed again, and what the strap sends meanwhile waits in `early` instead of being lost.
@@ -154,47 +152,192 @@ public final class HeartRateSensor: Sendable {
 
     // MARK: Running
 
-    /// Keeps the sensor connected until the task is cancelled; then tells the delegate it stopped.
+    /// Keeps the sensor connected until the task is cancelled; then tells the delegate it stopped. Each step is one
+    /// of ``SensorConnection``'s actions, and how it went is the machine's next event.
     public func run() async {
         defer {
             options.claims?.release(ObjectIdentifier(self))
             if let route = state.withLock({ $0.standingRoute?.route }) { client.connection.removeRoute(route) }
             delegate.sensorDidStop(self)
         }
-        var attempt = 0
-        // A registration lives as long as the bluetoothd it was made with: register again after a restart.
-        var profileRegisteredOn: (adapter: String, generation: Int)?
-        var generation = client.serviceGeneration
-        while !Task.isCancelled {
+        var machine = SensorConnection(
+            initialReconnectDelay: options.initialReconnectDelay,
+            maximumReconnectDelay: options.maximumReconnectDelay,
+            pairsWhenRequired: options.pairsWhenRequired,
+            generation: client.serviceGeneration
+        )
+        var link: Link?
+        var profile: ProfileRegistration?
+        var action = machine.start()
+        while true {
+            if Task.isCancelled, action != .stop { action = machine.cancelled() }
             do {
-                if options.registersAutoConnectProfile, client.isServiceRunning {
-                    let adapter = try profileAdapter()
-                    let current = client.serviceGeneration
-                    if profileRegisteredOn?.adapter != adapter.path || profileRegisteredOn?.generation != current {
-                        let application = GattProfileApplication(root: "/org/systole/gatt/sensor\(Self.nextID())")
-                        try? await application.register(on: adapter)
-                        profileRegisteredOn = (adapter.path, current)
-                    }
+                switch action {
+                case .stop:
+                    if link?.subscription != nil { endSubscription() }
+                    return
+                case .reconnect(let reason, let attempt, let delay, let endsSubscription):
+                    if endsSubscription { endSubscription() }
+                    link = nil
+                    report(.disconnected(reason: reason))
+                    if Task.isCancelled { continue }
+                    report(.waitingToReconnect(attempt: attempt, delay: delay))
+                    await waitBeforeReconnecting(delay)
+                    action = machine.waited()
+                case .find:
+                    try await registerAutoConnectProfile(&profile)
+                    let found = try await find()
+                    link = found
+                    action = machine.found(found.address, isConnected: found.device.isConnected)
+                default:
+                    guard var current = link else { throw BlueZError(.doesNotExist, "the device vanished") }
+                    action = try await perform(action, on: &current, &machine)
+                    link = current
                 }
-                let streamed = try await session()
-                if streamed { attempt = 0 }
-                report(.disconnected(reason: "the sensor disconnected"))
             } catch is CancellationError {
-                break
+                action = machine.cancelled()
             } catch {
-                report(.disconnected(reason: "\(error)"))
+                action = machine.failed("\(error)", generation: client.serviceGeneration)
             }
-            if Task.isCancelled { break }
-            // A new bluetoothd is a fresh start: back off from the first delay again, not from where the
-            // attempts with the old one left it.
-            if client.serviceGeneration != generation {
-                generation = client.serviceGeneration
-                attempt = 0
+        }
+    }
+
+    /// What one connection has found and set up so far.
+    struct Link {
+        var device: BluetoothDevice
+        var address: BluetoothAddress
+        var adapter: Adapter
+        /// The device's events, listened to from before connecting so that ServicesResolved is not missed.
+        var events: AsyncStream<BlueZEvent>
+        var measurement: GattCharacteristic?
+        /// When notifications were first asked for on this connection: none of them was sent before.
+        var asked: ContinuousClock.Instant?
+        var onValue: (@Sendable (GattNotification) -> Void)?
+        var subscription: NotifySubscription?
+    }
+
+    /// The adapter and bluetoothd a `GattProfile1` registration was made with.
+    struct ProfileRegistration: Equatable {
+        var adapter: String
+        var generation: Int
+    }
+
+    /// Registers the auto-connect profile, again after bluetoothd restarted (a registration lives as long as the
+    /// bluetoothd it was made with).
+    private func registerAutoConnectProfile(_ registered: inout ProfileRegistration?) async throws {
+        guard options.registersAutoConnectProfile, client.isServiceRunning else { return }
+        let current = ProfileRegistration(adapter: try profileAdapter().path, generation: client.serviceGeneration)
+        guard registered != current else { return }
+        let application = GattProfileApplication(root: "/org/systole/gatt/sensor\(Self.nextID())")
+        try? await application.register(on: Adapter(client: client, path: current.adapter))
+        registered = current
+    }
+
+    /// Finds the sensor, says who it is, and listens to it from now on.
+    private func find() async throws -> Link {
+        let device = try await findDevice(on: try allowedAdapters())
+        guard let address = device.address, let adapterPath = device.adapterPath else {
+            throw BlueZError(.doesNotExist, "the device vanished")
+        }
+        let adapter = Adapter(client: client, path: adapterPath)
+        state.withLock { $0.chosen = address }
+        emit(.identified(address: address, name: device.alias, manufacturer: device.manufacturerName))
+        if adapter.isDiscovering {
+            // Connecting while discovering is unreliable on some controllers; our own session may be running.
+            try? await adapter.stopDiscovery()
+        }
+        // Its GATT objects' values (the notifications themselves) are left out: nothing here reads them.
+        let events = client.events(under: device.path) { !$0.isCharacteristicValue }
+        return Link(device: device, address: address, adapter: adapter, events: events)
+    }
+
+    /// Does what `action` names on the connection `link` and tells `machine` how it went.
+    private func perform(
+        _ action: SensorConnection.Action,
+        on link: inout Link,
+        _ machine: inout SensorConnection
+    ) async throws -> SensorConnection.Action {
+        switch action {
+        case .connect(let address):
+            report(.connecting(address, adapter: link.adapter.name))
+            try await link.device.connect()
+            return machine.connected()
+        case .resolveServices:
+            report(.resolvingServices)
+            try await waitForServices(link.device, link.events)
+            guard let measurement = link.device.characteristic(.heartRateMeasurement, in: .heartRateService) else {
+                throw BlueZError(
+                    .notSupported,
+                    "\(link.address) has no Heart Rate Measurement characteristic (0x2A37): it is not a heart-rate "
+                        + "sensor; find one with 'systole scan'"
+                )
             }
-            attempt += 1
-            let delay = min(options.maximumReconnectDelay, options.initialReconnectDelay * (1 << min(attempt - 1, 16)))
-            report(.waitingToReconnect(attempt: attempt, delay: delay))
-            await waitBeforeReconnecting(delay)
+            link.measurement = measurement
+            return machine.servicesResolved(wanted: options.notifyOverrides[link.address] ?? options.notify)
+        case .subscribe(let method, let fallbackReason):
+            guard let measurement = link.measurement else { throw BlueZError(.doesNotExist, "the device vanished") }
+            let asked = link.asked ?? .now
+            let onValue = link.onValue ?? notificationHandler(address: link.address, device: link.device)
+            link.asked = asked
+            link.onValue = onValue
+            do {
+                link.subscription = try await subscribe(
+                    measurement,
+                    method,
+                    fallbackReason: fallbackReason,
+                    asked: asked,
+                    onValue: onValue
+                )
+                return machine.subscribed()
+            } catch {
+                let refusal = Self.refusal(error, of: link.device)
+                return machine.subscribeRefused(refusal, generation: client.serviceGeneration)
+            }
+        case .pair:
+            report(.pairing)
+            if let agent = options.agent {
+                try await agent.pair(link.device)
+            } else {
+                try await link.device.pair()
+            }
+            return machine.paired()
+        case .stream(let firstOfConnection):
+            guard let subscription = link.subscription else { throw BlueZError(.notConnected, "not subscribed") }
+            if firstOfConnection {
+                state.withLock { $0.connections += 1 }
+                await readStaticValues(link.device)
+                report(.streaming)
+            }
+            let failure = try await stream(
+                subscription,
+                device: link.device,
+                address: link.address,
+                deviceEvents: link.events
+            )
+            if let failure { return machine.acquiredPathFailed(failure) }
+            return machine.streamEnded(generation: client.serviceGeneration)
+        case .subscribeAfterRelease(let fallbackReason):
+            guard let measurement = link.measurement else { throw BlueZError(.doesNotExist, "the device vanished") }
+            link.subscription = try await subscribeAfterRelease(
+                measurement,
+                link.device,
+                address: link.address,
+                fallbackReason: fallbackReason
+            )
+            return machine.subscribed()
+        case .find, .reconnect, .stop:
+            return action
+        }
+    }
+
+    /// What arrives after a subscribed connection ends belongs to the next one. An attempt that failed before
+    /// subscribing leaves alone what arrived meanwhile: bluetoothd may have connected the sensor by itself and
+    /// resumed the session while this attempt's own Connect() was still failing.
+    private func endSubscription() {
+        state.withLock { shared in
+            shared.onValue = nil
+            shared.onReadComplete = nil
+            shared.early = []
         }
     }
 
@@ -225,63 +368,6 @@ public final class HeartRateSensor: Sendable {
             await group.next()
             group.cancelAll()
         }
-    }
-
-    /// One connection, from finding the sensor to losing it. Returns whether it got as far as streaming.
-    private func session() async throws -> Bool {
-        // What arrives after a subscribed connection ends belongs to the next one. An attempt that failed before
-        // subscribing leaves alone what arrived meanwhile: bluetoothd may have connected the sensor by itself and
-        // resumed the session while this attempt's own Connect() was still failing.
-        var subscribed = false
-        defer {
-            if subscribed {
-                state.withLock { shared in
-                    shared.onValue = nil
-                    shared.onReadComplete = nil
-                    shared.early = []
-                }
-            }
-        }
-        let adapters = try allowedAdapters()
-        let device = try await findDevice(on: adapters)
-        guard let address = device.address, let adapterPath = device.adapterPath else {
-            throw BlueZError(.doesNotExist, "the device vanished")
-        }
-        let adapter = Adapter(client: client, path: adapterPath)
-        state.withLock { $0.chosen = address }
-        emit(.identified(address: address, name: device.alias, manufacturer: device.manufacturerName))
-        if adapter.isDiscovering {
-            // Connecting while discovering is unreliable on some controllers; our own session may be running.
-            try? await adapter.stopDiscovery()
-        }
-        // Listen before connecting so ServicesResolved is not missed.
-        // Its GATT objects' values (the notifications themselves) are left out: nothing here reads them.
-        let deviceEvents = client.events(under: device.path) { !$0.isCharacteristicValue }
-        if !device.isConnected {
-            report(.connecting(address, adapter: adapter.name))
-            try await device.connect()
-        }
-        report(.resolvingServices)
-        try await waitForServices(device, deviceEvents)
-        guard let measurement = device.characteristic(.heartRateMeasurement, in: .heartRateService) else {
-            throw BlueZError(
-                .notSupported,
-                "\(address) has no Heart Rate Measurement characteristic (0x2A37): it is not a heart-rate sensor; "
-                    + "find one with 'systole scan'"
-            )
-        }
-        var notifications = try await subscribe(measurement, device, address: address)
-        subscribed = true
-        state.withLock { $0.connections += 1 }
-        await readStaticValues(device)
-        report(.streaming)
-        while let reason = try await stream(notifications, device: device, address: address, deviceEvents: deviceEvents)
-        {
-            // The acquired path failed while the device stayed connected: StartNotify on the same connection.
-            fallBack(address, reason)
-            notifications = try await subscribeAfterRelease(measurement, device, address: address)
-        }
-        return true
     }
 
     /// Waits for ServicesResolved and then for 0x2A37 to be in the cache: bluetoothd 5.66 signals
