@@ -38,23 +38,8 @@ extension GattCharacteristic {
             for fd in reply.flatMap(\.unixFDs) { close(fd) }
             throw BlueZError(.failed, "AcquireNotify on \(path) answered \(reply.map(\.type)), not (h fd, q mtu)")
         }
-        let sink = client.addSink(pathPrefix: devicePath) { event in
-            switch event {
-            case .propertiesChanged(let change) where change.path == devicePath:
-                if change.changed["ServicesResolved"]?.bool == false || change.changed["Connected"]?.bool == false {
-                    continuation.finish(throwing: BlueZError(.notConnected, "\(devicePath) disconnected"))
-                }
-            case .interfacesRemoved(let removed, let interfaces):
-                if removed == path, interfaces.contains(BlueZ.Interface.gattCharacteristic) {
-                    continuation.finish(throwing: BlueZError(.notConnected, "\(path) went away (disconnected)"))
-                }
-            case .serviceStopped, .serviceStarted:
-                continuation.finish(throwing: BlueZError(.notConnected, "bluetoothd restarted; the session ended"))
-            case .propertiesChanged, .interfacesAdded:
-                return
-            }
-        }
-        let source = client.connection.readDatagrams(from: fd) { bytes, receivedAt in
+        let sink = addSessionSink(devicePath: devicePath, ending: continuation)
+        let source = NotificationSocket.read(fd, on: client.connection) { bytes, receivedAt in
             onValue(GattNotification(value: Array(bytes), receivedAt: receivedAt, receivedDate: Date()))
         } onReadComplete: {
             onReadComplete()
@@ -70,7 +55,7 @@ extension GattCharacteristic {
         }
         continuation.onTermination = { _ in
             client.removeSink(sink)
-            client.connection.closeDatagrams(source)
+            NotificationSocket.close(source, on: client.connection)
         }
         return GattNotifySession(base: stream)
     }

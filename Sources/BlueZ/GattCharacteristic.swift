@@ -103,30 +103,13 @@ public struct GattCharacteristic: Sendable, Hashable {
     ) async throws(BlueZError) -> GattNotifySession {
         let path = path
         let devicePath = path.range(of: "/service").map { String(path[..<$0.lowerBound]) } ?? path
-        let sink = client.addSink(pathPrefix: devicePath) { event in
-            switch event {
-            case .propertiesChanged(let change) where change.path == devicePath:
-                if change.changed["ServicesResolved"]?.bool == false || change.changed["Connected"]?.bool == false {
-                    continuation.finish(throwing: BlueZError(.notConnected, "\(devicePath) disconnected"))
-                }
-            case .propertiesChanged(let change):
-                guard change.path == path, change.interface == BlueZ.Interface.gattCharacteristic,
-                    let bytes = change.changed["Value"]?.bytes
-                else { return }
-                // A value that came with other properties is a read of its own.
-                deliver(
-                    GattNotification(value: bytes, receivedAt: change.receivedAt, receivedDate: change.receivedDate)
-                )
-                readComplete()
-            case .interfacesRemoved(let removed, let interfaces):
-                if removed == path, interfaces.contains(BlueZ.Interface.gattCharacteristic) {
-                    continuation.finish(throwing: BlueZError(.notConnected, "\(path) went away (disconnected)"))
-                }
-            case .serviceStopped, .serviceStarted:
-                continuation.finish(throwing: BlueZError(.notConnected, "bluetoothd restarted; the session ended"))
-            case .interfacesAdded:
-                return
-            }
+        let sink = addSessionSink(devicePath: devicePath, ending: continuation) { change in
+            guard change.path == path, change.interface == BlueZ.Interface.gattCharacteristic,
+                let bytes = change.changed["Value"]?.bytes
+            else { return }
+            // A value that came with other properties is a read of its own.
+            deliver(GattNotification(value: bytes, receivedAt: change.receivedAt, receivedDate: change.receivedDate))
+            readComplete()
         }
         // The usual signal, a Value alone, is read straight from the message; the sink above takes any other
         // (bluetoothd may report Notifying in the same signal as a first value).
@@ -156,6 +139,36 @@ public struct GattCharacteristic: Sendable, Hashable {
 }
 
 extension GattCharacteristic {
+    /// Watches what ends a notify session, either way it travels: the device disconnecting (BlueZ keeps the GATT
+    /// objects when the link drops, so the device's own properties say it went), the characteristic going away,
+    /// bluetoothd stopping or restarting; each finishes `continuation` with a ``BlueZError`` of kind `notConnected`.
+    /// Other changes under the device go to `otherChange`.
+    func addSessionSink(
+        devicePath: String,
+        ending continuation: AsyncThrowingStream<GattNotification, any Error>.Continuation,
+        otherChange: @escaping @Sendable (PropertiesChange) -> Void = { _ in }
+    ) -> UInt64 {
+        let path = path
+        return client.addSink(pathPrefix: devicePath) { event in
+            switch event {
+            case .propertiesChanged(let change) where change.path == devicePath:
+                if change.changed["ServicesResolved"]?.bool == false || change.changed["Connected"]?.bool == false {
+                    continuation.finish(throwing: BlueZError(.notConnected, "\(devicePath) disconnected"))
+                }
+            case .propertiesChanged(let change):
+                otherChange(change)
+            case .interfacesRemoved(let removed, let interfaces):
+                if removed == path, interfaces.contains(BlueZ.Interface.gattCharacteristic) {
+                    continuation.finish(throwing: BlueZError(.notConnected, "\(path) went away (disconnected)"))
+                }
+            case .serviceStopped, .serviceStarted:
+                continuation.finish(throwing: BlueZError(.notConnected, "bluetoothd restarted; the session ended"))
+            case .interfacesAdded:
+                return
+            }
+        }
+    }
+
     /// Hands each `Value` signal bluetoothd sends for the characteristic at `path` to `deliver`, read on the bus's
     /// fast path, until the route is removed, and `onReadComplete` once after the last value of each read of the
     /// bus. Only bluetoothd's signals count: anyone may send one on a system bus.

@@ -38,13 +38,8 @@ final class LoopThread: @unchecked Sendable {
     var poll: (UnsafeMutablePointer<pollfd>, nfds_t, Int32) -> Int32 = { Glibc.poll($0, $1, $2) }
     /// Set while `dispatchAll` runs or sockets are read, with what to do after it (loop thread only).
     private var dispatching = false
-    /// Sockets read beside the bus (`DatagramSource.swift`).
-    var datagramSources: [Datagrams] = []
-    /// Where a datagram is read: longer than any it passes on, so that a longer one is seen whole in length.
-    let datagramBuffer = UnsafeMutableRawBufferPointer.allocate(
-        byteCount: DBusConnection.maximumDatagramLength * 2,
-        alignment: 8
-    )
+    /// Descriptors read beside the bus (`DescriptorWatch.swift`).
+    var watched: [Watched] = []
     private var endOfDispatch: [() -> Void] = []
     /// Routes and sockets whose read-complete runs at the end of this dispatch (once each).
     private var completing: Set<UInt64> = []
@@ -77,7 +72,6 @@ final class LoopThread: @unchecked Sendable {
     deinit {
         close(wakeRead)
         close(wakeWrite)
-        datagramBuffer.deallocate()
     }
 
     /// Starts the OS thread with `spawn`; `body` runs on it first (it opens the connection), then the loop.
@@ -225,9 +219,9 @@ final class LoopThread: @unchecked Sendable {
                 polled.append(watch)
             }
             let firstSource = pollFDs.count
-            let sources = datagramSources
+            let sources = watched
             for source in sources {
-                // While quiet, datagrams wait in their sockets as the bus's input does; a hang-up is still reported.
+                // While quiet, input waits in the descriptors as the bus's does; a hang-up is still reported.
                 pollFDs.append(pollfd(fd: source.fd, events: quietUntil == nil ? Int16(POLLIN) : 0, revents: 0))
             }
             let timeout = nextTimeoutMilliseconds()
@@ -259,7 +253,7 @@ final class LoopThread: @unchecked Sendable {
         }
         runJobs()
         // Before the connection leaves the bus: BlueZ 5.66 may touch a released notify session otherwise.
-        removeAllDatagrams()
+        removeAllWatched()
         dbus_connection_set_watch_functions(connection, nil, nil, nil, nil, nil)
         dbus_connection_set_timeout_functions(connection, nil, nil, nil, nil, nil)
         dbus_connection_close(connection)
@@ -280,16 +274,16 @@ final class LoopThread: @unchecked Sendable {
         lastRead = now
     }
 
-    /// Reads the sockets poll found ready, as one dispatch: what their handlers leave for the end of the dispatch
+    /// Reads the descriptors poll found ready, as one dispatch: what their readers leave for the end of the dispatch
     /// runs once the bus's messages of this wakeup are dispatched too.
-    private func readSources(_ sources: [Datagrams], _ polled: ArraySlice<pollfd>) {
+    private func readSources(_ sources: [Watched], _ polled: ArraySlice<pollfd>) {
         guard polled.contains(where: { $0.revents != 0 }) else { return }
         if polled.contains(where: { $0.revents & Int16(POLLIN) != 0 }) { noteInput() }
         dispatching = true
         for (source, entry) in zip(sources, polled) where entry.revents != 0 {
-            // A handler may have ended another source meanwhile.
-            guard datagramSources.contains(where: { $0.id == source.id }) else { continue }
-            readDatagrams(source, revents: entry.revents)
+            // A reader may have ended another watch meanwhile.
+            guard watched.contains(where: { $0.id == source.id }) else { continue }
+            readWatched(source, revents: entry.revents)
         }
         dispatching = false
     }

@@ -11,7 +11,7 @@ import Testing
 ///
 /// One test at a time: each runs systoled and a simulator with several straps, and side by side at the start of the
 /// run they loaded two cores enough to upset the tests that time a sensor's silence.
-@Suite(.serialized) struct AcquireNotifyTests {
+@Suite(.serialized) struct DaemonAcquireNotifyTests {
     /// A scenario, a daemon configured with `config`, and their logs, in a folder of its own.
     final class Setup: @unchecked Sendable {
         let folder: URL

@@ -5,14 +5,16 @@ import Synchronization
 import SystoleTestSupport
 import Testing
 
-/// Sockets read on the loop thread beside the bus (the AcquireNotify path): every datagram in order, a zero-length
-/// one as a datagram and not the end, an oversized one as empty, the end told once with its reason and the socket
-/// closed; and a descriptor nobody asked for (a signal or call carrying one) is never opened.
-@Suite struct DatagramSourceTests {
+@testable import BlueZ
+
+/// AcquireNotify's socket read on the loop thread beside the bus: every datagram in order, a zero-length one as a
+/// datagram and not the end, an oversized one as empty, the end told once with its reason and the socket closed,
+/// a flood that leaves the bus its turn, and one read-complete per read.
+@Suite struct NotificationSocketTests {
     /// What a source handed over, and how it ended.
     final class Received: Sendable {
         let values = Mutex<[[UInt8]]>([])
-        let ends = Mutex<[DBusDatagramEnd]>([])
+        let ends = Mutex<[NotificationSocket.End]>([])
 
         func wait(for count: Int, ends endCount: Int = 0) async throws {
             try await waitUntil("\(count) datagrams and \(endCount) ends") {
@@ -45,16 +47,30 @@ import Testing
         }
     }
 
-    func read(_ connection: DBusConnection, _ fd: Int32, into received: Received) -> DBusDatagramSource {
-        connection.readDatagrams(from: fd) { bytes, _ in
+    func read(_ connection: DBusConnection, _ fd: Int32, into received: Received) -> DBusDescriptorWatch {
+        NotificationSocket.read(fd, on: connection) { bytes, _ in
             received.values.withLock { $0.append(Array(bytes)) }
         } onEnd: { end in
             received.ends.withLock { $0.append(end) }
         }
     }
 
+    /// A private bus and a connection to it, as `client`.
+    struct Connected {
+        let bus: PrivateBus
+        let client: DBusConnection
+    }
+
+    func withConnection(_ body: (Connected) async throws -> Void) async throws {
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        let client = try await DBusConnection.connect(to: .address(bus.address))
+        defer { client.close() }
+        try await body(Connected(bus: bus, client: client))
+    }
+
     @Test func everyDatagramInOrderAndAHangUpAfterTheLast() async throws {
-        try await withBus { fixture in
+        try await withConnection { fixture in
             let (ours, theirs) = try Self.socketPair()
             let socket = try Self.identity(ours)
             let received = Received()
@@ -78,12 +94,12 @@ import Testing
             expected.append([])
             #expect(received.values.withLock { $0 } == expected)
             #expect(received.ends.withLock { $0 } == [.hungUp])
-            #expect(try Self.descriptors(of: socket).isEmpty, "the source closes its socket")
+            #expect(try Self.descriptors(of: socket).isEmpty, "the reader closes its socket")
         }
     }
 
     @Test func aZeroLengthDatagramAloneIsNotTheEnd() async throws {
-        try await withBus { fixture in
+        try await withConnection { fixture in
             let (ours, theirs) = try Self.socketPair()
             defer { close(theirs) }
             let socket = try Self.identity(ours)
@@ -102,7 +118,7 @@ import Testing
     }
 
     @Test func closingAndTheConnectionClosingEndEachSourceOnce() async throws {
-        try await withBus { fixture in
+        try await withConnection { fixture in
             let (first, firstPeer) = try Self.socketPair()
             let (second, secondPeer) = try Self.socketPair()
             let secondSocket = try Self.identity(second)
@@ -116,8 +132,8 @@ import Testing
             _ = read(fixture.client, second, into: left)
             Self.send(firstPeer, [0x00, 0x50])
             try await closed.wait(for: 1)
-            fixture.client.closeDatagrams(source)
-            fixture.client.closeDatagrams(source)
+            NotificationSocket.close(source, on: fixture.client)
+            NotificationSocket.close(source, on: fixture.client)
             try await closed.wait(for: 1, ends: 1)
             #expect(closed.ends.withLock { $0 } == [.closed])
             // The peer sees the hang-up: that is how bluetoothd learns the session is released.
@@ -133,7 +149,7 @@ import Testing
     }
 
     @Test func aFloodingSocketDoesNotStarveTheBus() async throws {
-        try await withBus { fixture in
+        try await withConnection { fixture in
             let (ours, theirs) = try Self.socketPair()
             let received = Received()
             _ = read(fixture.client, ours, into: received)
@@ -163,59 +179,12 @@ import Testing
         }
     }
 
-    @Test func signalsAndCallsCarryingDescriptorsAreNotOpened() async throws {
-        try await withBus { fixture in
-            let signals = try await fixture.client.signals(matching: DBusMatchRule(interface: "org.systole.Test.FD"))
-            let object = DBusObject(path: "/test/fd")
-            object.addInterface(DBusInterface("org.systole.Test.FD", methods: [DBusMethod("Take") { _ in [] }]))
-            fixture.client.export(object)
-            let (ours, theirs) = try Self.socketPair()
-            defer {
-                close(ours)
-                close(theirs)
-            }
-            for _ in 0..<200 {
-                try fixture.server.emit(
-                    path: "/test/fd",
-                    interface: "org.systole.Test.FD",
-                    member: "Descriptor",
-                    arguments: [.unixFD(ours)]
-                )
-            }
-            var refused = 0
-            for _ in 0..<50 {
-                do {
-                    _ = try await fixture.server.call(
-                        destination: fixture.client.uniqueName,
-                        path: "/test/fd",
-                        interface: "org.systole.Test.FD",
-                        method: "Take",
-                        arguments: [.unixFD(ours)]
-                    )
-                } catch {
-                    // Refused unread, with the reason; not any other failure.
-                    if "\(error)".contains("takes no file descriptor") { refused += 1 }
-                }
-            }
-            try fixture.server.emit(path: "/test/fd", interface: "org.systole.Test.FD", member: "End")
-            for try await signal in signals {
-                #expect(signal.member == "End", "a signal with a descriptor reached a subscriber")
-                break
-            }
-            #expect(refused == 50)
-            // Each message carried a copy of `ours`: had one been opened here, it would still point at its socket
-            // (other tests in this process open descriptors meanwhile, so the socket is what is counted).
-            let copies = try Self.descriptors(of: try Self.identity(ours))
-            #expect(copies == ["\(ours)"], "\(copies.count) descriptors of the socket open")
-        }
-    }
-
     @Test func aReadsDatagramsAreFollowedByOneReadComplete() async throws {
-        try await withBus { fixture in
+        try await withConnection { fixture in
             let (ours, theirs) = try Self.socketPair()
             defer { close(theirs) }
             let log = Mutex<[Character]>([])
-            _ = fixture.client.readDatagrams(from: ours) { _, _ in
+            _ = NotificationSocket.read(ours, on: fixture.client) { _, _ in
                 log.withLock { $0.append("v") }
             } onReadComplete: {
                 log.withLock { $0.append("|") }
