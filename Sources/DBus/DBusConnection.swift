@@ -9,12 +9,12 @@ import Synchronization
 public final class DBusConnection: Sendable {
     let loop: LoopThread
     /// Loop-thread state; `@unchecked` because only the loop thread touches it.
-    let state: LoopState
+    let state: LoopRegistry
     /// This connection's unique name on the bus (`:1.42`).
     public let uniqueName: String
     private let closedFlag = Atomic<Bool>(false)
 
-    private init(loop: LoopThread, state: LoopState, uniqueName: String) {
+    private init(loop: LoopThread, state: LoopRegistry, uniqueName: String) {
         self.loop = loop
         self.state = state
         self.uniqueName = uniqueName
@@ -45,7 +45,7 @@ public final class DBusConnection: Sendable {
     ) async throws(DBusError) -> DBusConnection {
         _ = dbus_threads_init_default()
         let loop = try LoopThread(coalescing: coalescing)
-        let state = LoopState()
+        let state = LoopRegistry()
         let result = await ConnectWaiter().outcome(connecting: bus, within: timeout) { waiter throws(DBusError) in
             // libdbus connects on the loop thread, so a thread that cannot start leaves nothing to close.
             try loop.start(spawn: spawnThread) { loop in
@@ -121,7 +121,7 @@ public final class DBusConnection: Sendable {
         if !closedFlag.load(ordering: .acquiring) { Self.stopLoop(loop, state) }
     }
 
-    private static func stopLoop(_ loop: LoopThread, _ state: LoopState) {
+    private static func stopLoop(_ loop: LoopThread, _ state: LoopRegistry) {
         loop.enqueue {
             state.shutDown(DBusError(.disconnected, "the connection was closed"))
             loop.stop()
