@@ -231,7 +231,7 @@ let package = Package(
         // MARK: Tests
         .target(
             name: "SystoleTestSupport",
-            dependencies: ["BlueZ", "BlueZSimulator", "DBus", "HeartRateProfile"],
+            dependencies: ["BlueZ", "BlueZSimulator", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit"],
             path: "Tests/SystoleTestSupport"
         ),
         .testTarget(
@@ -262,7 +262,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "WorkoutKitTests", dependencies: ["WorkoutKit"]),
+        .testTarget(name: "WorkoutKitTests", dependencies: ["WorkoutKit", "SystoleTestSupport"]),
         .testTarget(
             name: "WorkoutExportTests",
             dependencies: ["WorkoutExport", "WorkoutAnalysis", "WorkoutKit", "SystoleTestSupport"],

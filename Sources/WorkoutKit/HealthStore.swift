@@ -1,6 +1,6 @@
 import Foundation
 
-/// Where the workout engine keeps what it collects. `SQLiteHealthStore` (module HealthStore) is the durable
+/// Where the workout engine keeps what it collects. `SQLiteHealthStore` (module SQLiteStore) is the durable
 /// default; ``InMemoryHealthStore`` serves tests, tools and a builder without a store.
 public protocol HealthStore: Sendable {
     /// Saves samples as they arrive, linked to the workout collecting them (nil: not part of a workout).

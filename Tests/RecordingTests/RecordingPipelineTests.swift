@@ -18,27 +18,20 @@ private final class EventLog: Sendable {
 }
 
 /// A store that notes each commit of samples in a shared log, before it returns.
-private actor LoggingStore: HealthStore {
-    let inner = InMemoryHealthStore()
+private actor LoggingStore: ForwardingHealthStore {
+    nonisolated let forwardee = InMemoryHealthStore()
     let log: EventLog
 
     init(log: EventLog) { self.log = log }
 
     func save(_ samples: [Sample], workoutID: UUID?) async throws {
-        await inner.save(samples, workoutID: workoutID)
+        await forwardee.save(samples, workoutID: workoutID)
         let rates = samples.compactMap { sample -> Int? in
             guard case .quantity(let quantity) = sample, quantity.type == .heartRate else { return nil }
             return Int(quantity.quantity.value)
         }
         log.append("commit \(rates)")
     }
-    func save(_ workout: Workout) async throws { await inner.save(workout) }
-    func saveFinished(_ workout: Workout) async throws { await inner.saveFinished(workout) }
-    func deleteSamples(ofWorkout id: UUID) async throws { await inner.deleteSamples(ofWorkout: id) }
-    func samples(ofWorkout id: UUID) async throws -> [Sample] { await inner.samples(ofWorkout: id) }
-    func saveJournal(_ journal: WorkoutJournal) async throws { await inner.saveJournal(journal) }
-    func loadJournals() async throws -> [WorkoutJournal] { await inner.loadJournals() }
-    func clearJournal(sessionID: UUID) async throws { await inner.clearJournal(sessionID: sessionID) }
 }
 
 /// An output that hands each recorded batch to a closure.

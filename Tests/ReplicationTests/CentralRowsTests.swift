@@ -81,10 +81,10 @@ import WorkoutKit
                 + "preceded_by_gap) VALUES \(beats.joined(separator: ", "));"
         )
 
-        func systole(_ arguments: String...) async throws -> CommandRunner.Result {
-            try await CommandRunner.run("systole", arguments + ["--database", server.addressWithPassword])
+        func central(_ arguments: String...) async throws -> CommandRunner.Result {
+            try await systole(arguments + ["--database", server.addressWithPassword])
         }
-        let listed = try await systole("workouts", "--json")
+        let listed = try await central("workouts", "--json")
         #expect(listed.status == 0, "\(listed.standardError)")
         let ids = ((try? JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8))) as? [[String: Any]])?
             .compactMap { $0["id"] as? String }
@@ -93,8 +93,8 @@ import WorkoutKit
         #expect(listed.standardError.contains("a date before 1970 or after 2199"), "\(listed.standardError)")
         #expect(listed.standardError.contains("its body is not a workout"), "\(listed.standardError)")
 
-        let shownAbsurd = try await systole("workouts", "show", absurd.uuidString)
-        let exportedAbsurd = try await systole("export", absurd.uuidString, "--format", "fit", "-o", "-")
+        let shownAbsurd = try await central("workouts", "show", absurd.uuidString)
+        let exportedAbsurd = try await central("export", absurd.uuidString, "--format", "fit", "-o", "-")
         for refused in [shownAbsurd, exportedAbsurd] {
             #expect(refused.status == 1, "exit \(refused.status): \(refused.standardError)")
             #expect(refused.standardError.contains("cannot be read"), "\(refused.standardError)")
@@ -102,9 +102,9 @@ import WorkoutKit
         // The workout with a value PostgreSQL keeps as Infinity, and the one whose clock jumped from 1970, show
         // and export.
         for id in [good, jumped] {
-            let shown = try await systole("workouts", "show", id.uuidString, "--json")
+            let shown = try await central("workouts", "show", id.uuidString, "--json")
             #expect(shown.status == 0, "\(id): \(shown.standardError)")
-            let exported = try await systole("export", id.uuidString, "--format", "fit", "-o", "-")
+            let exported = try await central("export", id.uuidString, "--format", "fit", "-o", "-")
             #expect(exported.status == 0 && !exported.standardOutput.isEmpty, "\(id): \(exported.standardError)")
         }
     }

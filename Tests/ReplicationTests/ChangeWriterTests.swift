@@ -14,20 +14,8 @@ import WorkoutKit
 /// away, and the schema migrates once and refuses to be written by an older systole.
 @Suite(.serialized) struct ChangeWriterTests {
     let t0 = Date(timeIntervalSince1970: 1_800_000_000.123456)
+    let polar = Device(name: "Polar H10", address: "A0:9E:1A:00:00:01")
     let logger = Logger(label: "test")
-
-    func heartRate(_ bpm: Double, at second: Double) -> Sample {
-        let date = t0.addingTimeInterval(second)
-        return .quantity(
-            QuantitySample(
-                type: .heartRate,
-                quantity: Quantity(bpm, .countPerMinute),
-                start: date,
-                end: date,
-                device: Device(name: "Polar H10", address: "A0:9E:1A:00:00:01")
-            )
-        )
-    }
 
     func beats(at second: Double) -> Sample {
         .heartbeatSeries(
@@ -79,12 +67,18 @@ import WorkoutKit
                 StoreChange(
                     sequence: 1,
                     committed: t0,
-                    kind: .samples([heartRate(120, at: 0), heartRate(121, at: 1), beats(at: 0)], workoutID: workoutID)
+                    kind: .samples(
+                        [
+                            heartRate(120, at: 0, since: t0, device: polar),
+                            heartRate(121, at: 1, since: t0, device: polar), beats(at: 0),
+                        ],
+                        workoutID: workoutID
+                    )
                 ),
                 StoreChange(
                     sequence: 2,
                     committed: t0 + 1,
-                    kind: .samples([heartRate(122, at: 2)], workoutID: workoutID)
+                    kind: .samples([heartRate(122, at: 2, since: t0, device: polar)], workoutID: workoutID)
                 ),
             ]
             #expect(try await writer.position(with: connection) == nil, "a store the database has not seen")
@@ -98,9 +92,21 @@ import WorkoutKit
             // The same changes from where the database no longer is (a copy of the store, or an older one, under
             // the same identity): refused whole, nothing written.
             let copy: [StoreChange] = [
-                StoreChange(sequence: 1, committed: t0 + 5, kind: .samples([heartRate(90, at: 5)], workoutID: nil)),
-                StoreChange(sequence: 2, committed: t0 + 6, kind: .samples([heartRate(91, at: 6)], workoutID: nil)),
-                StoreChange(sequence: 3, committed: t0 + 7, kind: .samples([heartRate(92, at: 7)], workoutID: nil)),
+                StoreChange(
+                    sequence: 1,
+                    committed: t0 + 5,
+                    kind: .samples([heartRate(90, at: 5, since: t0, device: polar)], workoutID: nil)
+                ),
+                StoreChange(
+                    sequence: 2,
+                    committed: t0 + 6,
+                    kind: .samples([heartRate(91, at: 6, since: t0, device: polar)], workoutID: nil)
+                ),
+                StoreChange(
+                    sequence: 3,
+                    committed: t0 + 7,
+                    kind: .samples([heartRate(92, at: 7, since: t0, device: polar)], workoutID: nil)
+                ),
             ]
             await #expect(throws: ChangeWriter.PositionMismatch.self) {
                 try await writer.apply(copy, after: .start, with: connection)
@@ -126,7 +132,11 @@ import WorkoutKit
 
             // From where it is: applied.
             let next: [StoreChange] = [
-                StoreChange(sequence: 3, committed: t0, kind: .samples([heartRate(123, at: 3)], workoutID: workoutID)),
+                StoreChange(
+                    sequence: 3,
+                    committed: t0,
+                    kind: .samples([heartRate(123, at: 3, since: t0, device: polar)], workoutID: workoutID)
+                ),
                 StoreChange(sequence: 4, committed: t0, kind: .workoutSaved(workout, id: workoutID)),
             ]
             let continued = try await writer.apply(next, after: applied.through, with: connection)
@@ -146,7 +156,13 @@ import WorkoutKit
             // Another receiver's changes do not touch this one's.
             let other = ChangeWriter(storeID: UUID(), receiver: "room-2", logger: logger)
             let theirs = try await other.apply(
-                [StoreChange(sequence: 1, committed: t0, kind: .samples([heartRate(99, at: 0)], workoutID: nil))],
+                [
+                    StoreChange(
+                        sequence: 1,
+                        committed: t0,
+                        kind: .samples([heartRate(99, at: 0, since: t0, device: polar)], workoutID: nil)
+                    )
+                ],
                 after: .start,
                 with: connection
             )

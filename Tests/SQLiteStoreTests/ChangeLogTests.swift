@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SystoleTestSupport
 import Testing
 import WorkoutKit
 
@@ -9,13 +10,6 @@ import WorkoutKit
 /// deleted, in commit order, durable across reopening, acknowledged and trimmed.
 @Suite struct ChangeLogTests {
     let t0 = Date(timeIntervalSince1970: 1_800_000_000)
-
-    func heartRate(_ bpm: Double, at second: Double) -> Sample {
-        let date = t0.addingTimeInterval(second)
-        return .quantity(
-            QuantitySample(type: .heartRate, quantity: Quantity(bpm, .countPerMinute), start: date, end: date)
-        )
-    }
 
     func opened(_ folder: TemporaryStore) throws -> SQLiteHealthStore {
         try SQLiteHealthStore(path: folder.path, keepsChangeLog: true)

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Synchronization
+import SystoleTestSupport
 import Testing
 import WorkoutKit
 
@@ -50,11 +51,6 @@ private final class OwnThread: TaskExecutor, @unchecked Sendable {
     private static let thread = OwnThread()
 
     let t0 = Date(timeIntervalSince1970: 1_800_000_000)
-
-    func heartRate(_ bpm: Double, at offset: Double) -> Sample {
-        let at = t0.addingTimeInterval(offset)
-        return .quantity(QuantitySample(type: .heartRate, quantity: Quantity(bpm, .countPerMinute), start: at, end: at))
-    }
 
     /// Saves three batches; returns the threads that asked whether to commit in place and those the commits ran on.
     func commits(inPlace: Bool) async throws -> (asked: [pthread_t], committed: [pthread_t], saved: [Sample]) {

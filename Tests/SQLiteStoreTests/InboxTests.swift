@@ -1,4 +1,5 @@
 import Foundation
+import SystoleTestSupport
 import Testing
 import WorkoutKit
 
@@ -7,18 +8,6 @@ import WorkoutKit
 /// Rows of the inbox read back with one table of devices and types for the whole fold (`PackedNames`).
 @Suite struct InboxTests {
     let t0 = Date(timeIntervalSinceReferenceDate: 812_000_000)
-
-    func heartRate(_ bpm: Double, at offset: Double, from device: Device?) -> Sample {
-        .quantity(
-            QuantitySample(
-                type: .heartRate,
-                quantity: Quantity(bpm, .countPerMinute),
-                start: t0.addingTimeInterval(offset),
-                end: t0.addingTimeInterval(offset),
-                device: device
-            )
-        )
-    }
 
     func device(of sample: Sample) -> Device? {
         switch sample {
@@ -43,10 +32,13 @@ import WorkoutKit
             )
         )
         let rows = [
-            [heartRate(120, at: 0, from: strap), energy, heartRate(121, at: 0.5, from: other)],
             [
-                heartRate(122, at: 1, from: updated), heartRate(123, at: 1, from: nil),
-                heartRate(124, at: 1.5, from: strap),
+                heartRate(120, at: 0, since: t0, device: strap), energy,
+                heartRate(121, at: 0.5, since: t0, device: other),
+            ],
+            [
+                heartRate(122, at: 1, since: t0, device: updated), heartRate(123, at: 1, since: t0, device: nil),
+                heartRate(124, at: 1.5, since: t0, device: strap),
             ],
         ]
         var names = PackedNames()
@@ -69,7 +61,9 @@ import WorkoutKit
     @Test func aRowCutShortIsUnreadableEvenWithItsNamesKnown() throws {
         let strap = Device(name: "H10", address: "A0:9E:1A:00:00:01")
         var names = PackedNames()
-        let packed = try Inbox.pack([heartRate(120, at: 0, from: strap), heartRate(121, at: 1, from: strap)])
+        let packed = try Inbox.pack([
+            heartRate(120, at: 0, since: t0, device: strap), heartRate(121, at: 1, since: t0, device: strap),
+        ])
         _ = try Inbox.unpack(packed, names: &names)
         #expect(throws: (any Error).self) { try Inbox.unpack(packed.dropLast(3), names: &names) }
     }

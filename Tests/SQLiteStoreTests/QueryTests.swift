@@ -1,5 +1,6 @@
 import Foundation
 import SQLiteStore
+import SystoleTestSupport
 import Testing
 import WorkoutKit
 
@@ -17,18 +18,6 @@ import WorkoutKit
         return calendar.date(
             from: DateComponents(year: parts[0], month: parts[1], day: parts[2], hour: parts[3], minute: parts[4])
         )!
-    }
-
-    func heartRate(_ bpm: Double, at date: Date, device: Device? = nil) -> Sample {
-        .quantity(
-            QuantitySample(
-                type: .heartRate,
-                quantity: Quantity(bpm, .countPerMinute),
-                start: date,
-                end: date,
-                device: device
-            )
-        )
     }
 
     @Test func samplesAreFoundByTypeDateWorkoutAndDevice() async throws {
@@ -202,13 +191,6 @@ struct ActivityDay: Equatable {
         )
     }
 
-    func heartRate(_ bpm: Double, _ second: Double) -> Sample {
-        let date = t0.addingTimeInterval(second)
-        return .quantity(
-            QuantitySample(type: .heartRate, quantity: Quantity(bpm, .countPerMinute), start: date, end: date)
-        )
-    }
-
     @Test func aConsumerSeesEachAdditionAndDeletionOnce() async throws {
         let folder = try TemporaryStore()
         defer { folder.remove() }
@@ -250,12 +232,12 @@ struct ActivityDay: Equatable {
         let folder = try TemporaryStore()
         defer { folder.remove() }
         let store = try folder.open()
-        try await store.save([heartRate(100, 1), heartRate(102, 2)], workoutID: nil)
+        try await store.save([heartRate(100, at: 1), heartRate(102, at: 2)], workoutID: nil)
         let first = try await store.changes(of: .heartRate)
         guard case .quantity(let series) = try #require(first.added.first) else { throw Unexpected() }
         #expect(first.added.count == 1 && series.count == 2)
 
-        try await store.save([heartRate(104, 3)], workoutID: nil)
+        try await store.save([heartRate(104, at: 3)], workoutID: nil)
         let second = try await store.changes(of: .heartRate, after: first.anchor)
         guard case .quantity(let grown) = try #require(second.added.first) else { throw Unexpected() }
         #expect(second.added.count == 1)

@@ -12,11 +12,6 @@ import WorkoutKit
 @Suite struct SynchronizationTests {
     let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
-    func heartRate(_ bpm: Double, at offset: Double) -> Sample {
-        let at = t0.addingTimeInterval(offset)
-        return .quantity(QuantitySample(type: .heartRate, quantity: Quantity(bpm, .countPerMinute), start: at, end: at))
-    }
-
     func synchronous(_ store: SQLiteHealthStore) async throws -> Int {
         try await store.pool.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
     }

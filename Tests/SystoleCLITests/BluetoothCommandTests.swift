@@ -4,10 +4,6 @@ import Testing
 
 /// `systole scan` and `systole monitor` as real processes, against a real `systole-sim` process on a private bus.
 @Suite struct BluetoothCommandTests {
-    func systole(_ arguments: [String]) async throws -> CommandRunner.Result {
-        try await CommandRunner.run("systole", arguments)
-    }
-
     @Test func scanListsSensorsWithNameMakerRSSIAndPairing() async throws {
         let bus = try await PrivateBus.start()
         defer { bus.stop() }

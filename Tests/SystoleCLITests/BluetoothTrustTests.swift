@@ -11,133 +11,14 @@ import Testing
 /// `Forget` reach sensors only, two "any" entries take two sensors, and malformed notifications are counted. The real
 /// `systoled`, `systole` and `systole-sim` on a private bus.
 @Suite struct BluetoothTrustTests {
-    /// A private bus with the simulator (from a scenario) and systoled on it.
-    final class Setup: @unchecked Sendable {
-        let bus: PrivateBus
-        let simulator: SimulatorProcess
-        let folder: URL
-        let emitLog: String
-        let connection: DBusConnection
-        var daemon: DaemonProcess!
-
-        init(scenario: String) async throws {
-            folder = FileManager.default.temporaryDirectory.appendingPathComponent("systoled-trust-\(UUID())")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let scenarioPath = folder.appendingPathComponent("scenario.json")
-            try scenario.write(to: scenarioPath, atomically: true, encoding: .utf8)
-            bus = try await PrivateBus.start()
-            emitLog = folder.appendingPathComponent("emitted.jsonl").path
-            simulator = try await SimulatorProcess.start(
-                bus: bus,
-                ["--scenario", scenarioPath.path, "--emit-log", emitLog]
-            )
-            connection = try await DBusConnection.connect(to: .address(bus.address))
-        }
-
-        /// Starts systoled with `configuration` as its systoled.toml.
-        func startDaemon(_ configuration: String = "") async throws {
-            try configuration.write(
-                to: folder.appendingPathComponent("systoled.toml"),
-                atomically: true,
-                encoding: .utf8
-            )
-            daemon = try await DaemonProcess.start(bus: bus, folder: folder)
-        }
-
-        func systole(_ arguments: String...) async throws -> CommandRunner.Result {
-            try await CommandRunner.run("systole", arguments + ["--bus", bus.address])
-        }
-
-        /// `systole sensors --json`.
-        func sensors() async throws -> [[String: Any]] {
-            let result = try await systole("sensors", "--json")
-            #expect(result.status == 0, "\(result.standardError)")
-            return (try? JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [[String: Any]]) ?? []
-        }
-
-        /// Waits until `systole sensors --json` satisfies `condition`; returns the last answer.
-        func waitForSensors(_ condition: ([[String: Any]]) -> Bool) async throws -> [[String: Any]] {
-            var sensors: [[String: Any]] = []
-            _ = try await eventually(every: .milliseconds(250)) {
-                sensors = try await self.sensors()
-                return condition(sensors)
-            }
-            return sensors
-        }
-
-        /// The simulated bluetoothd's default agent: (unique name, path), empty when there is none.
-        func defaultAgent() async throws -> (owner: String, path: String) {
-            let reply = try await simulatorCall("DefaultAgent", [])
-            return (reply[0].string ?? "", reply[1].string ?? "")
-        }
-
-        /// Makes the simulated bluetoothd ask the default agent; returns "accepted" or the refusal.
-        func askDefaultAgent(_ request: String, _ address: String, uuid: String = "") async throws -> String {
-            try await simulatorCall("AskDefaultAgent", [.string(request), .string(address), .string(uuid)])[0]
-                .string ?? ""
-        }
-
-        private func simulatorCall(_ method: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
-            try await connection.call(
-                destination: "org.systole.Simulator",
-                path: "/org/systole/Simulator",
-                interface: "org.systole.Simulator1",
-                method: method,
-                arguments: arguments
-            )
-        }
-
-        /// Calls systoled's pairing agent directly, as bluetoothd would.
-        func callDaemonAgent(_ method: String, _ arguments: [DBusValue]) async throws -> String {
-            let owner = try #require(try await connection.nameOwner(of: ControlAPI.busName))
-            do {
-                _ = try await connection.call(
-                    destination: owner,
-                    path: "/org/systole/agent",
-                    interface: "org.bluez.Agent1",
-                    method: method,
-                    arguments: arguments
-                )
-                return "accepted"
-            } catch {
-                return error.name
-            }
-        }
-
-        /// Emitted notifications per sensor address, with their times.
-        func emitted() throws -> [(time: Double, sensor: String, malformed: Bool)] {
-            try wholeLines(of: emitLog).compactMap { line in
-                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-                guard let time = object?["unix"] as? Double, let sensor = object?["sensor"] as? String else {
-                    return nil
-                }
-                return (time, sensor, object?["malformed"] as? Bool ?? false)
-            }
-        }
-
-        /// The live log's reading lines: time and sensor address.
-        func logged() -> [(time: Double, sensor: String)] {
-            let text = (try? String(contentsOfFile: daemon.liveLogPath, encoding: .utf8)) ?? ""
-            return text.split(separator: "\n").compactMap { line in
-                let fields = line.split(separator: " ")
-                guard fields.count > 2, let date = try? Date(String(fields[0]), strategy: .iso8601) else { return nil }
-                return (date.timeIntervalSince1970, String(fields[1]))
-            }
-        }
-
-        func stop() {
-            daemon?.stopNow()
-            connection.close()
-            simulator.stop()
-            bus.stop()
-            try? FileManager.default.removeItem(at: folder)
-        }
-    }
-
-    func withSetup(scenario: String, _ body: (Setup) async throws -> Void) async throws {
-        let setup = try await Setup(scenario: scenario)
-        defer { setup.stop() }
-        try await body(setup)
+    /// The simulator playing `scenario`; each test starts systoled itself, with its configuration.
+    func withSetup(scenario: String, _ body: (DaemonHarness) async throws -> Void) async throws {
+        var options = DaemonHarness.Options()
+        options.name = "systoled-trust"
+        options.simulator = []
+        options.scenario = scenario
+        options.startsDaemon = false
+        try await withDaemon(options, body)
     }
 
     static func device(_ address: String, on adapter: String = "hci0") -> String {
@@ -158,7 +39,7 @@ import Testing
             let strap = s.simulator.addresses[0]
             let keyboard = s.simulator.addresses[1]
             _ = try await s.waitForSensors { $0.first.map(Self.streaming) == true }
-            let daemon = try await s.connection.nameOwner(of: ControlAPI.busName)
+            let daemon = try await (try await s.connection()).nameOwner(of: ControlAPI.busName)
             #expect(try await s.defaultAgent().owner != daemon, "systoled is not the default agent while idle")
             // bluetoothd asks the default agent about a keyboard that pairs itself and asks for HID: nobody says yes.
             for request in ["RequestAuthorization", "RequestConfirmation"] {
@@ -202,12 +83,12 @@ import Testing
         ) { s in
             // The desktop's agent, the default before systoled starts; it refuses whatever it is asked.
             let desktop = RecordingAgent(path: "/test/desktop_agent")
-            s.connection.export(desktop.object)
+            (try await s.connection()).export(desktop.object)
             for (method, arguments) in [
                 ("RegisterAgent", [DBusValue.objectPath(desktop.object.path), .string("KeyboardDisplay")]),
                 ("RequestDefaultAgent", [DBusValue.objectPath(desktop.object.path)]),
             ] {
-                _ = try await s.connection.call(
+                _ = try await (try await s.connection()).call(
                     destination: "org.bluez",
                     path: "/org/bluez",
                     interface: "org.bluez.AgentManager1",
@@ -219,12 +100,15 @@ import Testing
             // systoled pairs the earbuds it chose on its own (they refuse notifications until paired).
             let sensors = try await s.waitForSensors { $0.first.map(Self.streaming) == true }
             let chosen = try #require(sensors.first?["address"] as? String, "\(sensors)")
-            #expect(try await s.defaultAgent().owner == s.connection.uniqueName, "the desktop's agent is default again")
+            #expect(
+                try await s.defaultAgent().owner == (try await s.connection()).uniqueName,
+                "the desktop's agent is default again"
+            )
             #expect(desktop.requests.isEmpty, "the pairing did not ask the desktop's agent: \(desktop.requests)")
 
             // And `systole pair` pairs the other earbuds the same way.
             let other = try #require(s.simulator.addresses[0..<2].first { $0 != chosen })
-            _ = try await s.connection.call(
+            _ = try await (try await s.connection()).call(
                 destination: ControlAPI.busName,
                 path: ControlAPI.objectPath,
                 interface: ControlAPI.interface,
@@ -233,7 +117,10 @@ import Testing
             )
             let pair = try await s.systole("pair", other)
             #expect(pair.standardOutput == "Paired with \(other)\n", "\(pair.standardError)")
-            #expect(try await s.defaultAgent().owner == s.connection.uniqueName, "the desktop's agent is default again")
+            #expect(
+                try await s.defaultAgent().owner == (try await s.connection()).uniqueName,
+                "the desktop's agent is default again"
+            )
             #expect(desktop.requests.isEmpty, "\(desktop.requests)")
             // A keyboard asking now reaches the desktop's agent, not systoled's.
             _ = try await s.askDefaultAgent("AuthorizeService", s.simulator.addresses[2], uuid: "1124")
@@ -258,7 +145,7 @@ import Testing
                 #expect(result.standardError.contains("bluetoothctl"), "it says what to use instead")
             }
             // The keyboard is still known and paired to bluetoothd.
-            let objects = try await s.connection.call(
+            let objects = try await (try await s.connection()).call(
                 destination: "org.bluez",
                 path: "/",
                 interface: "org.freedesktop.DBus.ObjectManager",
@@ -275,7 +162,7 @@ import Testing
 
     @Test func twoAnyEntriesTakeTwoDifferentStrapsAndLogEachReadingOnce() async throws {
         try await withSetup(scenario: #"{"sensors": [{"model": "polar-h10", "count": 2, "rate": 4}]}"#) { s in
-            try await s.startDaemon(#"sensors = ["any", "any"]"#)
+            try await s.startDaemon(configuration: #"sensors = ["any", "any"]"#)
             let sensors = try await s.waitForSensors { $0.count == 2 && $0.allSatisfy(Self.streaming) }
             let addresses = sensors.compactMap { $0["address"] as? String }
             #expect(sensors.allSatisfy(Self.streaming), "\(sensors)")
@@ -302,7 +189,7 @@ import Testing
 
     @Test func oneStrapWithTwoAnyEntriesLeavesTheSecondSearching() async throws {
         try await withSetup(scenario: #"{"sensors": [{"model": "polar-h10", "rate": 4}]}"#) { s in
-            try await s.startDaemon(#"sensors = ["any", "any"]"#)
+            try await s.startDaemon(configuration: #"sensors = ["any", "any"]"#)
             _ = try await s.waitForSensors { $0.contains(where: Self.streaming) }
             // The second entry searched to its end (its discovery timed out) without taking the strap.
             let sensors = try await s.waitForSensors { sensors in
@@ -324,7 +211,7 @@ import Testing
             try await s.startDaemon()
             let sensors = try await s.waitForSensors { ($0.first?["malformed"] as? Int ?? 0) >= 5 }
             let counted = try #require(sensors.first?["malformed"] as? Int, "\(sensors)")
-            let sent = try s.emitted().filter(\.malformed).count
+            let sent = try s.emitted().filter { $0.object["malformed"] as? Bool ?? false }.count
             #expect(counted >= 5 && counted <= sent, "\(counted) counted, \(sent) sent")
             let text = try await s.systole("sensors")
             #expect(
@@ -371,5 +258,67 @@ final class RecordingAgent: Sendable {
         methods.append(DBusMethod("Release") { _ in [] })
         methods.append(DBusMethod("Cancel") { _ in [] })
         object.addInterface(DBusInterface("org.bluez.Agent1", methods: methods))
+    }
+}
+
+extension DaemonHarness {
+    /// Waits until `systole sensors --json` satisfies `condition`; returns the last answer.
+    fileprivate func waitForSensors(_ condition: ([[String: Any]]) -> Bool) async throws -> [[String: Any]] {
+        var sensors: [[String: Any]] = []
+        _ = try await eventually(every: .milliseconds(250)) {
+            sensors = try await self.sensors()
+            return condition(sensors)
+        }
+        return sensors
+    }
+
+    /// The simulated bluetoothd's default agent: (unique name, path), empty when there is none.
+    fileprivate func defaultAgent() async throws -> (owner: String, path: String) {
+        let reply = try await simulatorCall("DefaultAgent", [])
+        return (reply[0].string ?? "", reply[1].string ?? "")
+    }
+
+    /// Makes the simulated bluetoothd ask the default agent; returns "accepted" or the refusal.
+    fileprivate func askDefaultAgent(_ request: String, _ address: String, uuid: String = "") async throws -> String {
+        try await simulatorCall("AskDefaultAgent", [.string(request), .string(address), .string(uuid)])[0]
+            .string ?? ""
+    }
+
+    fileprivate func simulatorCall(_ method: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
+        try await connection().call(
+            destination: "org.systole.Simulator",
+            path: "/org/systole/Simulator",
+            interface: "org.systole.Simulator1",
+            method: method,
+            arguments: arguments
+        )
+    }
+
+    /// Calls systoled's pairing agent directly, as bluetoothd would.
+    fileprivate func callDaemonAgent(_ method: String, _ arguments: [DBusValue]) async throws -> String {
+        let connection = try await connection()
+        let owner = try #require(try await connection.nameOwner(of: ControlAPI.busName))
+        do {
+            _ = try await connection.call(
+                destination: owner,
+                path: "/org/systole/agent",
+                interface: "org.bluez.Agent1",
+                method: method,
+                arguments: arguments
+            )
+            return "accepted"
+        } catch {
+            return error.name
+        }
+    }
+
+    /// The live log's reading lines: time and sensor address.
+    fileprivate func logged() -> [(time: Double, sensor: String)] {
+        let text = (try? String(contentsOfFile: daemon.liveLogPath, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ")
+            guard fields.count > 2, let date = try? Date(String(fields[0]), strategy: .iso8601) else { return nil }
+            return (date.timeIntervalSince1970, String(fields[1]))
+        }
     }
 }

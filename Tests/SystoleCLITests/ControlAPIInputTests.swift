@@ -9,69 +9,21 @@ import Testing
 /// with a clear error naming the limit, and the daemon stays up, idle and able to end the workout.
 @Suite struct ControlAPIInputTests {
     /// systoled and the simulator on a private bus, with a workout running and heart rate stored.
-    final class Setup: @unchecked Sendable {
-        let bus: PrivateBus
-        let simulator: SimulatorProcess
-        let daemon: DaemonProcess
-        let folder: URL
-        let connection: DBusConnection
-
-        init() async throws {
-            folder = FileManager.default.temporaryDirectory.appendingPathComponent("systoled-input-\(UUID())")
-            bus = try await PrivateBus.start()
-            simulator = try await SimulatorProcess.start(bus: bus, ["--rate", "4"])
-            daemon = try await DaemonProcess.start(bus: bus, folder: folder)
-            connection = try await DBusConnection.connect(to: .address(bus.address))
-            let start = try await systole("start", "--activity", "running")
-            try #require(start.status == 0, "\(start.standardError)")
-            try await daemon.waitForLiveLog(2)
+    func start() async throws -> DaemonHarness {
+        var options = DaemonHarness.Options()
+        options.name = "systoled-input"
+        let harness = try await DaemonHarness.start(options)
+        let start = try await harness.systole("start", "--activity", "running")
+        guard start.status == 0 else {
+            harness.stop()
+            throw DaemonHarness.CommandFailed(description: start.standardError)
         }
-
-        func systole(_ arguments: String...) async throws -> CommandRunner.Result {
-            try await CommandRunner.run("systole", arguments + ["--bus", bus.address])
-        }
-
-        /// Calls a control-API method; the error it answered with, or nil when it succeeded.
-        func call(_ method: String, _ arguments: [DBusValue], timeout: Duration = .seconds(25)) async -> DBusError? {
-            do {
-                _ = try await connection.call(
-                    destination: ControlAPI.busName,
-                    path: ControlAPI.objectPath,
-                    interface: ControlAPI.interface,
-                    method: method,
-                    arguments: arguments,
-                    timeout: timeout
-                )
-                return nil
-            } catch {
-                return error
-            }
-        }
-
-        /// SQLite's own check of the store, read by another process while systoled runs.
-        func integrityCheck() async throws -> String {
-            let result = try await CommandRunner.run(
-                "/usr/bin/python3",
-                [
-                    "-c",
-                    "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])",
-                    daemon.storePath,
-                ]
-            )
-            return result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) + result.standardError
-        }
-
-        func stop() {
-            connection.close()
-            daemon.stopNow()
-            simulator.stop()
-            bus.stop()
-            try? FileManager.default.removeItem(at: folder)
-        }
+        try await harness.daemon.waitForLiveLog(2)
+        return harness
     }
 
     @Test func statisticsRefusesTimesAndIntervalsOutsideTheirRangesAndStaysIdle() async throws {
-        let s = try await Setup()
+        let s = try await start()
         defer { s.stop() }
         let now = Date().timeIntervalSince1970
         let hostile: [(interval: String, from: Double, to: Double, says: String)] = [
@@ -105,7 +57,7 @@ import Testing
     }
 
     @Test func samplesAUserAddsAreBoundedAfterUnitConversionAndTheWorkoutStillEnds() async throws {
-        let s = try await Setup()
+        let s = try await start()
         defer { s.stop() }
         func add(_ type: String, _ value: Double, _ unit: String) async -> DBusError? {
             await s.call("AddSample", [.string(type), .double(value), .string(unit)])
@@ -147,7 +99,7 @@ import Testing
     /// Laps, markers, exports and deletion as a caller who loops, sends huge or odd text, or guesses ids would use
     /// them: each bounded, each refusal says what to do, and the workout still ends with what was kept.
     @Test func lapsMarkersExportsAndDeletionsAreBounded() async throws {
-        let s = try await Setup()
+        let s = try await start()
         // Where a refused export would have been written.
         let devNull = open("/dev/null", O_WRONLY | O_CLOEXEC)
         defer {
@@ -213,7 +165,7 @@ import Testing
     }
 
     @Test func errorRepliesCutWhatTheyEchoBack() async throws {
-        let s = try await Setup()
+        let s = try await start()
         defer { s.stop() }
         let huge = String(repeating: "A", count: 1 << 20)
         let escape = "\u{1B}]0;owned\u{07}\u{1B}[2J"
@@ -234,7 +186,7 @@ import Testing
             #expect(error.message.utf8.count < 600, "\(method) echoed \(error.message.utf8.count) bytes")
             #expect(!error.message.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "\(method)")
         }
-        let properties = try? await s.connection.call(
+        let properties = try? await s.connection().call(
             destination: ControlAPI.busName,
             path: ControlAPI.objectPath,
             interface: "org.freedesktop.DBus.Properties",
@@ -247,7 +199,7 @@ import Testing
 
     @Test func aControlAPIFuzzRunLeavesTheDaemonUpIdleAndTheStoreIntact() async throws {
         let calls = Int(ProcessInfo.processInfo.environment["SYSTOLE_CONTROL_FUZZ_CALLS"] ?? "") ?? 3_000
-        let s = try await Setup()
+        let s = try await start()
         defer { s.stop() }
         var fuzzer = ControlAPIFuzzer(
             seed: UInt64(ProcessInfo.processInfo.environment["SYSTOLE_FUZZ_SEED"] ?? "") ?? 17
@@ -265,7 +217,7 @@ import Testing
                     let began = ContinuousClock.now
                     var problem: String?
                     do {
-                        _ = try await s.connection.call(
+                        _ = try await s.connection().call(
                             destination: ControlAPI.busName,
                             path: ControlAPI.objectPath,
                             interface: interface,
@@ -311,5 +263,20 @@ import Testing
             "control-API fuzz: \(calls) calls in \(elapsed), slowest answer \(slowest), CPU after \(busy) s in 2 s, "
                 + "store \(try await s.integrityCheck())"
         )
+    }
+}
+
+extension DaemonHarness {
+    /// SQLite's own check of the store, read by another process while systoled runs.
+    fileprivate func integrityCheck() async throws -> String {
+        let result = try await CommandRunner.run(
+            "/usr/bin/python3",
+            [
+                "-c",
+                "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])",
+                daemon.storePath,
+            ]
+        )
+        return result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) + result.standardError
     }
 }

@@ -12,75 +12,14 @@ import Testing
 /// One test at a time: each runs systoled and a simulator with several straps, and side by side at the start of the
 /// run they loaded two cores enough to upset the tests that time a sensor's silence.
 @Suite(.serialized) struct DaemonAcquireNotifyTests {
-    /// A scenario, a daemon configured with `config`, and their logs, in a folder of its own.
-    final class Setup: @unchecked Sendable {
-        let folder: URL
-        let bus: PrivateBus
-        let simulator: SimulatorProcess
-        let daemon: DaemonProcess
-        let emitLog: String
-
-        init(scenario: String, config: String) async throws {
-            folder = FileManager.default.temporaryDirectory.appendingPathComponent("systoled-acquire-\(UUID())")
-            let daemonFolder = folder.appendingPathComponent("daemon")
-            try FileManager.default.createDirectory(at: daemonFolder, withIntermediateDirectories: true)
-            let scenarioPath = folder.appendingPathComponent("scenario.json").path
-            try scenario.write(toFile: scenarioPath, atomically: true, encoding: .utf8)
-            try config.write(
-                to: daemonFolder.appendingPathComponent("systoled.toml"),
-                atomically: true,
-                encoding: .utf8
-            )
-            emitLog = folder.appendingPathComponent("emitted.jsonl").path
-            bus = try await PrivateBus.start()
-            simulator = try await SimulatorProcess.start(bus: bus, ["--scenario", scenarioPath, "--emit-log", emitLog])
-            daemon = try await DaemonProcess.start(bus: bus, folder: daemonFolder)
-        }
-
-        func systole(_ arguments: [String]) async throws -> CommandRunner.Result {
-            try await CommandRunner.run("systole", arguments + ["--bus", bus.address])
-        }
-
-        func sensors() async throws -> [[String: Any]] {
-            let result = try await systole(["sensors", "--json"])
-            return (try? JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [[String: Any]]) ?? []
-        }
-
-        func sensor(_ address: String) async throws -> [String: Any] {
-            try await sensors().first { $0["address"] as? String == address } ?? [:]
-        }
-
-        /// What a sensor sent, in order: when, and the measurement's heart rate and RR intervals (ms).
-        func sent(by address: String) throws -> [(time: Double, bpm: Int, rr: [Double])] {
-            try wholeLines(of: emitLog).compactMap { line in
-                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-                guard object?["sensor"] as? String == address, let time = object?["unix"] as? Double,
-                    let payload = object?["payload"] as? String, let bytes = try? Hex.decode(payload),
-                    let measurement = try? HeartRateMeasurement(decoding: bytes)
-                else { return nil }
-                return (time, Int(measurement.heartRate), measurement.rrIntervals.map(\.milliseconds))
-            }
-        }
-
-        /// The live log's readings of a sensor while the workout ran (JSON lines): when received, heart rate, RR.
-        func logged(by address: String) -> [(time: Double, bpm: Int, rr: [Double])] {
-            ((try? String(contentsOfFile: daemon.liveLogPath, encoding: .utf8)) ?? "").split(separator: "\n")
-                .compactMap { line in
-                    guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                        object["sensor"] as? String == address, object["state"] as? String == "running",
-                        let text = object["time"] as? String, let date = try? Date(text, strategy: .iso8601),
-                        let bpm = object["bpm"] as? Int
-                    else { return nil }
-                    return (date.timeIntervalSince1970, bpm, object["rr"] as? [Double] ?? [])
-                }
-        }
-
-        func stop() {
-            daemon.stopNow()
-            simulator.stop()
-            bus.stop()
-            try? FileManager.default.removeItem(at: folder)
-        }
+    /// A scenario and a daemon configured with `config`.
+    func start(scenario: String, config: String) async throws -> DaemonHarness {
+        var options = DaemonHarness.Options()
+        options.simulator = []
+        options.scenario = scenario
+        options.configuration = config
+        options.name = "systoled-acquire"
+        return try await DaemonHarness.start(options)
     }
 
     static let straps = ["A0:9E:1A:00:00:01", "A0:9E:1A:00:00:02", "A0:9E:1A:00:00:03"]
@@ -90,7 +29,7 @@ import Testing
     /// sockets are acquired again after each.
     @Test(arguments: ["signal", "acquire"])
     func everyNotificationIsRecordedThroughADropoutAndARestart(notify: String) async throws {
-        let s = try await Setup(
+        let s = try await start(
             scenario: """
                 {"seed": 11, "restarts": [{"at": 16, "for": 0.5}], "sensors": [
                   {"model": "polar-h10", "address": "\(Self.straps[0])", "rate": 4},
@@ -234,7 +173,7 @@ import Testing
         let all = [unsupported, silent, breaking, configured]
         // After the silent sensor's fallback (10 s after its socket was acquired).
         let dropout = #"[{"kind": "disconnect", "at": 16, "for": 2}]"#
-        let s = try await Setup(
+        let s = try await start(
             scenario: """
                 {"seed": 12, "sensors": [
                   {"address": "\(unsupported)", "rate": 2, "acquire": {"offered": false}, "faults": \(dropout)},
@@ -293,7 +232,7 @@ import Testing
     /// sent after the refused acquire (bluetoothd 5.66 may touch freed memory then).
     @Test func aSensorThatNeedsPairingIsPairedAndThenAcquired() async throws {
         let earbuds = "5C:F7:00:00:00:31"
-        let s = try await Setup(
+        let s = try await start(
             scenario: #"{"seed": 14, "sensors": [{"model": "powerbeats-pro-2", "address": "\#(earbuds)", "rate": 2}]}"#,
             config: """
                 sensors = ["\(earbuds)"]
@@ -394,5 +333,32 @@ import Testing
             Array(sent[$0..<$0 + printedRates.count]) == printedRates
         }
         #expect(run, "printed \(printedRates), sent \(sent)")
+    }
+}
+
+extension DaemonHarness {
+    fileprivate func sensor(_ address: String) async throws -> [String: Any] {
+        try await sensors().first { $0["address"] as? String == address } ?? [:]
+    }
+
+    /// What a sensor sent, in order: when, and the measurement's heart rate and RR intervals (ms).
+    fileprivate func sent(by address: String) throws -> [(time: Double, bpm: Int, rr: [Double])] {
+        try emitted().compactMap { notification in
+            guard notification.sensor == address, let measurement = notification.measurement else { return nil }
+            return (notification.time, Int(measurement.heartRate), measurement.rrIntervals.map(\.milliseconds))
+        }
+    }
+
+    /// The live log's readings of a sensor while the workout ran (JSON lines): when received, heart rate, RR.
+    fileprivate func logged(by address: String) -> [(time: Double, bpm: Int, rr: [Double])] {
+        ((try? String(contentsOfFile: daemon.liveLogPath, encoding: .utf8)) ?? "").split(separator: "\n")
+            .compactMap { line in
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                    object["sensor"] as? String == address, object["state"] as? String == "running",
+                    let text = object["time"] as? String, let date = try? Date(text, strategy: .iso8601),
+                    let bpm = object["bpm"] as? Int
+                else { return nil }
+                return (date.timeIntervalSince1970, bpm, object["rr"] as? [Double] ?? [])
+            }
     }
 }

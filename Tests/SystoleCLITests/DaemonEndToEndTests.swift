@@ -10,88 +10,17 @@ import Testing
 /// The real `systoled`, `systole` and `systole-sim` processes on a private bus: workouts through the CLI as a user
 /// runs them, crashes and restarts of the daemon, faults of the radio, configuration mistakes and the bus policy.
 @Suite struct DaemonEndToEndTests {
-    /// A private bus with the simulator and systoled on it, in a folder of its own.
-    final class Setup: @unchecked Sendable {
-        let bus: PrivateBus
-        let simulator: SimulatorProcess
-        let folder: URL
-        let emitLog: String
-        var daemon: DaemonProcess
-
-        static func start(
-            simulator arguments: [String] = ["--rate", "4"],
-            busConfiguration: String = ""
-        ) async throws -> Setup {
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("systoled-e2e-\(UUID())")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let bus = try await PrivateBus.start(extraConfiguration: busConfiguration)
-            let emitLog = folder.appendingPathComponent("emitted.jsonl").path
-            let simulator = try await SimulatorProcess.start(bus: bus, arguments + ["--emit-log", emitLog])
-            let daemon = try await DaemonProcess.start(bus: bus, folder: folder)
-            return Setup(bus: bus, simulator: simulator, folder: folder, emitLog: emitLog, daemon: daemon)
-        }
-
-        private init(bus: PrivateBus, simulator: SimulatorProcess, folder: URL, emitLog: String, daemon: DaemonProcess)
-        {
-            self.bus = bus
-            self.simulator = simulator
-            self.folder = folder
-            self.emitLog = emitLog
-            self.daemon = daemon
-        }
-
-        /// Runs `systole` against this daemon.
-        func systole(_ arguments: String...) async throws -> CommandRunner.Result {
-            try await CommandRunner.run("systole", arguments + ["--bus", bus.address])
-        }
-
-        /// `systole … --json`, parsed.
-        func json(_ arguments: String...) async throws -> [String: Any] {
-            let result = try await CommandRunner.run("systole", arguments + ["--json", "--bus", bus.address])
-            #expect(result.status == 0, "\(arguments): \(result.standardError)")
-            return (try? JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]) ?? [:]
-        }
-
-        /// Restarts systoled on the same store and live log.
-        func restartDaemon() async throws {
-            daemon = try await DaemonProcess.start(bus: bus, folder: folder)
-        }
-
-        /// Heart rates the simulator sent, with the time it sent each.
-        func sent() throws -> [(time: Double, bpm: Double)] {
-            try wholeLines(of: emitLog).compactMap { line in
-                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-                guard let time = object?["unix"] as? Double, let payload = object?["payload"] as? String,
-                    let bytes = try? Hex.decode(payload),
-                    let measurement = try? HeartRateMeasurement(decoding: bytes)
-                else { return nil }
-                return (time, Double(measurement.heartRate))
-            }
-        }
-
-        /// The live log's lines.
-        func liveLog() -> [String] {
-            ((try? String(contentsOfFile: daemon.liveLogPath, encoding: .utf8)) ?? "").split(separator: "\n").map(
-                String.init
-            )
-        }
-
-        func stop() {
-            daemon.stopNow()
-            simulator.stop()
-            bus.stop()
-            try? FileManager.default.removeItem(at: folder)
-        }
-    }
+    typealias Setup = DaemonHarness
 
     func withSetup(
         simulator: [String] = ["--rate", "4"],
         busConfiguration: String = "",
-        _ body: (Setup) async throws -> Void
+        _ body: (DaemonHarness) async throws -> Void
     ) async throws {
-        let setup = try await Setup.start(simulator: simulator, busConfiguration: busConfiguration)
-        defer { setup.stop() }
-        try await body(setup)
+        var options = DaemonHarness.Options()
+        options.simulator = simulator
+        options.busConfiguration = busConfiguration
+        try await withDaemon(options, body)
     }
 
     /// When `body` ran, in seconds since 1970.
@@ -236,7 +165,7 @@ import Testing
             let loggedBefore = s.liveLog().filter { $0.contains(" bpm=") && $0.contains("state=running") }.count
             #expect(loggedBefore >= 6)
 
-            try await s.restartDaemon()
+            try await s.startDaemon()
             let status = try await s.json("status")
             let workout = try #require(status["workout"] as? [String: Any])
             #expect(workout["id"] as? String == id)
@@ -279,7 +208,7 @@ import Testing
             let down = try await s.systole("status")
             #expect(down.status == 1)
             #expect(down.standardError.contains("systoled is not running on the \(s.bus.address) bus"))
-            try await s.restartDaemon()
+            try await s.startDaemon()
             #expect(try await s.json("status")["state"] as? String == "running")
             #expect(try await s.systole("end").status == 0)
         }
@@ -299,7 +228,7 @@ import Testing
             #expect(start.standardOutput.contains("Heart rate: not available"), "\(start.standardOutput)")
             s.daemon.signal(SIGKILL)
             _ = try await s.daemon.waitForExit()
-            try await s.restartDaemon()
+            try await s.startDaemon()
             #expect(try await s.json("status")["state"] as? String == "running")
             let ended = try await s.json("end")
             #expect(ended["gaps"] as? Int == 1, "the time the daemon was down is marked")
@@ -572,6 +501,15 @@ import Testing
                 denied.standardError
                     == "systole: not permitted to control systoled: add yourself to group 'systole' ('sudo usermod -aG systole $USER', then log in again), or run as root\n"
             )
+        }
+    }
+}
+
+extension DaemonHarness {
+    /// Heart rates the simulator sent, with the time it sent each.
+    fileprivate func sent() throws -> [(time: Double, bpm: Double)] {
+        try emitted().compactMap { notification in
+            notification.measurement.map { (notification.time, Double($0.heartRate)) }
         }
     }
 }

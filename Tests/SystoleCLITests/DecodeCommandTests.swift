@@ -5,10 +5,6 @@ import Testing
 
 /// `systole decode` run as a real process.
 @Suite struct DecodeCommandTests {
-    func systole(_ arguments: String...) async throws -> CommandRunner.Result {
-        try await CommandRunner.run("systole", arguments)
-    }
-
     @Test func humanOutputNamesEveryField() async throws {
         let result = try await systole("decode", "16485401EC02")
         #expect(result.status == 0)

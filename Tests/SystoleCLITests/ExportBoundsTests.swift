@@ -14,7 +14,7 @@ import Testing
 
     @Test func aLongWorkoutIsStreamedOneExportAtATimeWhileRecordingGoesOn() async throws {
         let workoutID = WorkoutIDBox()
-        let s = try await WebPageTests.Setup(configuration: WebPageTests.http) { folder in
+        let s = try await WebPageTests.start(configuration: WebPageTests.http) { folder in
             let made = try await CommandRunner.run(
                 "store-probe",
                 [folder.appendingPathComponent("health.sqlite").path, "long-workout", "\(Self.hours)"]

@@ -10,53 +10,19 @@ import WorkoutKit
 /// holds; `workouts show` has laps, markers, zones, TRIMP and the energy estimate; `workouts delete` asks, deletes
 /// and leaves the deletion visible to anchored queries; `systole profile` says where each value came from.
 @Suite struct ExportEndToEndTests {
-    final class Setup: @unchecked Sendable {
-        let bus: PrivateBus
-        let simulator: SimulatorProcess
-        let folder: URL
-        var daemon: DaemonProcess
-
-        init(
-            configuration: String,
-            simulator arguments: [String] = ["--model", "polar-h10", "--profile", "intervals"],
-            scenario text: String = ExportEndToEndTests.ectopicScenario
-        ) async throws {
-            folder = FileManager.default.temporaryDirectory.appendingPathComponent("systole-export-\(UUID())")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            try configuration.write(
-                to: folder.appendingPathComponent("systoled.toml"),
-                atomically: true,
-                encoding: .utf8
-            )
-            bus = try await PrivateBus.start()
-            // By default a Polar H10: RR intervals, no energy field, so the energy is estimated from heart rate.
-            let scenario = folder.appendingPathComponent("scenario.json").path
-            try text.write(toFile: scenario, atomically: true, encoding: .utf8)
-            simulator = try await SimulatorProcess.start(
-                bus: bus,
-                arguments.map { $0 == "$SCENARIO" ? scenario : $0 }
-            )
-            daemon = try await DaemonProcess.start(bus: bus, folder: folder)
-        }
-
-        func systole(_ arguments: [String]) async throws -> CommandRunner.Result {
-            try await CommandRunner.run("systole", arguments + ["--bus", bus.address])
-        }
-
-        func json(_ arguments: String...) async throws -> [String: Any] {
-            let result = try await systole(arguments + ["--json"])
-            try #require(result.status == 0, "\(arguments): \(result.standardError)")
-            return try #require(
-                try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
-            )
-        }
-
-        func stop() {
-            daemon.stopNow()
-            simulator.stop()
-            bus.stop()
-            try? FileManager.default.removeItem(at: folder)
-        }
+    /// systoled configured with `configuration`; by default the simulator plays a Polar H10 (RR intervals, no
+    /// energy field, so the energy is estimated from heart rate) running intervals.
+    func start(
+        configuration: String,
+        simulator: [String] = ["--model", "polar-h10", "--profile", "intervals"],
+        scenario: String? = nil
+    ) async throws -> DaemonHarness {
+        var options = DaemonHarness.Options()
+        options.name = "systole-export"
+        options.configuration = configuration
+        options.simulator = simulator
+        options.scenario = scenario
+        return try await DaemonHarness.start(options)
     }
 
     /// A strap at a steady 150 bpm whose every 20th beat is premature and every 29th is missed.
@@ -78,7 +44,7 @@ import WorkoutKit
     /// (each phase lasts until the strap's readings of it are logged, however busy the machine). Returns its id,
     /// and how long the first lap can have lasted: at least from `start`'s answer to the `lap` command, at most from
     /// the `start` command to `lap`'s answer (starting a CLI process takes a while on a busy machine).
-    static func record(_ s: Setup) async throws -> (id: String, firstLap: ClosedRange<Double>) {
+    static func record(_ s: DaemonHarness) async throws -> (id: String, firstLap: ClosedRange<Double>) {
         func readings(_ count: Int, _ state: String = "running") async throws {
             let before = s.daemon.liveLogLines().filter { $0.contains(" bpm=") && $0.contains("state=\(state)") }
             try await s.daemon.waitForLiveLog(before.count + count, "readings of a \(state) workout") {
@@ -112,7 +78,7 @@ import WorkoutKit
     }
 
     @Test func anExportedWorkoutReadsBackAsTheStoreHoldsIt() async throws {
-        let s = try await Setup(configuration: Self.profile)
+        let s = try await start(configuration: Self.profile)
         defer { s.stop() }
         let (id, firstLap) = try await Self.record(s)
 
@@ -253,7 +219,7 @@ import WorkoutKit
     /// The simulator's ectopic and missed beats go through systoled into the store; the HRV systoled reports has
     /// corrected them, while the RR export keeps the intervals as recorded.
     @Test func ectopicAndMissedBeatsAreCorrectedInTheWorkoutsHRV() async throws {
-        let s = try await Setup(configuration: Self.profile, simulator: ["--scenario", "$SCENARIO"])
+        let s = try await start(configuration: Self.profile, simulator: [], scenario: Self.ectopicScenario)
         defer { s.stop() }
         try #require(try await s.systole(["start"]).status == 0)
         // Thirty readings: about 75 beats at 150 bpm, with several premature and missed ones.
@@ -283,7 +249,7 @@ import WorkoutKit
     /// A strap that loses skin contact for 4 s: the CSV says so in a row of its own (the readings are missing
     /// meanwhile), and its other rows say the strap reports contact.
     @Test func aLostContactIsARowOfTheCSV() async throws {
-        let s = try await Setup(configuration: "", simulator: ["--model", "polar-h10"])
+        let s = try await start(configuration: "", simulator: ["--model", "polar-h10"])
         defer { s.stop() }
         try #require(try await s.systole(["start"]).status == 0)
         try await s.daemon.waitForLiveLog(4)
@@ -312,7 +278,7 @@ import WorkoutKit
     }
 
     @Test func deletingAsksFirstAndTheDeletionIsVisibleToAnchoredQueries() async throws {
-        let s = try await Setup(configuration: "")
+        let s = try await start(configuration: "")
         defer { s.stop() }
         let started = try await s.systole(["start"])
         try #require(started.status == 0)
@@ -345,7 +311,7 @@ import WorkoutKit
     }
 
     @Test func theProfileSaysWhereEachValueCameFrom() async throws {
-        let s = try await Setup(configuration: Self.profile)
+        let s = try await start(configuration: Self.profile)
         defer { s.stop() }
         let profile = try await s.json("profile")
         #expect((profile["max_hr"] as? [String: Any])?["value"] as? Double == 180)
@@ -359,7 +325,7 @@ import WorkoutKit
     }
 
     @Test func markersAndExportsRefuseWhatTheyCannotTake() async throws {
-        let s = try await Setup(configuration: "")
+        let s = try await start(configuration: "")
         defer { s.stop() }
         #expect(try await s.systole(["marker", "x"]).standardError.contains("no workout is ongoing"))
         try #require(try await s.systole(["start"]).status == 0)

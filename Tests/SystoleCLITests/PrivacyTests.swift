@@ -57,26 +57,27 @@ import Testing
         var description: String
     }
 
+    /// systoled and the simulator on a bus with the system bus's policies and systoled's, and copies of the
+    /// binaries that other users can run.
     final class Setup: @unchecked Sendable {
-        let bus: PrivateBus
-        let simulator: SimulatorProcess
-        let daemon: DaemonProcess
-        let folder: URL
+        let harness: DaemonHarness
         let group: (name: String, id: gid_t)
+        var daemon: DaemonProcess { harness.daemon }
+        var bus: PrivateBus { harness.bus }
+        var folder: URL { harness.folder }
 
         init() async throws {
-            group = try PrivacyTests.permittedGroup()
-            folder = FileManager.default.temporaryDirectory.appendingPathComponent("systoled-privacy-\(UUID())")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            // Other users run copies of the binaries from here.
-            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
-            bus = try await PrivateBus.startLikeSystemBus(
-                extraConfiguration: PrivacyTests.bluetoothdPolicy + (try PrivacyTests.systolePolicy(group: group.name))
-            )
-            simulator = try await SimulatorProcess.start(bus: bus, ["--rate", "4"])
-            daemon = try await DaemonProcess.start(bus: bus, folder: folder.appendingPathComponent("daemon"))
+            let group = try PrivacyTests.permittedGroup()
+            self.group = group
+            var options = DaemonHarness.Options()
+            options.name = "systoled-privacy"
+            options.busLikeSystemBus = true
+            options.busConfiguration =
+                PrivacyTests.bluetoothdPolicy + (try PrivacyTests.systolePolicy(group: group.name))
+            harness = try await DaemonHarness.start(options)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: harness.folder.path)
             for name in ["systole", "bus-listen-probe"] {
-                let copy = folder.appendingPathComponent(name).path
+                let copy = harness.folder.appendingPathComponent(name).path
                 try FileManager.default.copyItem(
                     atPath: CommandRunner.productsDirectory.appendingPathComponent(name).path,
                     toPath: copy
@@ -109,7 +110,8 @@ import Testing
             }
         }
 
-        func systole(_ who: Who, _ arguments: String...) async throws -> CommandRunner.Result {
+        /// Runs `systole` as `who` against this daemon.
+        func systoleAs(_ who: Who, _ arguments: String...) async throws -> CommandRunner.Result {
             try await run(who, "systole", arguments + ["--bus", bus.address])
         }
 
@@ -126,12 +128,7 @@ import Testing
             return result.standardError
         }
 
-        func stop() {
-            daemon.stopNow()
-            simulator.stop()
-            bus.stop()
-            try? FileManager.default.removeItem(at: folder)
-        }
+        func stop() { harness.stop() }
     }
 
     /// Every method of the control API, the standard interfaces included, with arguments of the right types.
@@ -200,7 +197,7 @@ import Testing
                 "nobody called \(member) at \(uniqueName): \(byUniqueName.standardError)"
             )
         }
-        let denied = try await s.systole(.nobody, "status")
+        let denied = try await s.systoleAs(.nobody, "status")
         #expect(denied.status == 1)
         #expect(denied.standardError.contains("not permitted to control systoled"), "\(denied.standardError)")
 
@@ -226,11 +223,11 @@ import Testing
         }
 
         // Root and the group control it: a workout with heart rate.
-        let start = try await s.systole(.member, "start", "--activity", "running")
+        let start = try await s.systoleAs(.member, "start", "--activity", "running")
         #expect(start.status == 0, "a group member could not start a workout: \(start.standardError)")
         #expect(start.standardOutput.contains("Heart rate: available"))
         try await s.daemon.waitForLiveLog(4)
-        let status = try await s.systole(.root, "status")
+        let status = try await s.systoleAs(.root, "status")
         #expect(status.status == 0)
         #expect(status.standardOutput.contains(" bpm"), "\(status.standardOutput)")
         _ = FileManager.default.createFile(atPath: stop, contents: Data())
@@ -247,7 +244,7 @@ import Testing
             #expect(signals.count >= 2, "\(who) received \(signals.count) signals: \(result.standardError)")
             #expect(signals.contains { $0.contains("bpm") }, "\(who) saw no heart rate")
         }
-        #expect(try await s.systole(.member, "end").status == 0)
+        #expect(try await s.systoleAs(.member, "end").status == 0)
         // systemd's status line (readable by every user through `systemctl status`) carries no health value.
         let statuses = try await s.daemon.notify.waitFor { $0.hasPrefix("STATUS=running · ") }
         #expect(statuses != nil, "no running status")
@@ -261,7 +258,7 @@ import Testing
         let s = try await Setup()
         defer { s.stop() }
         let logFolder = s.daemon.folder.path
-        #expect(try await s.systole(.root, "start").status == 0)
+        #expect(try await s.systoleAs(.root, "start").status == 0)
         try await s.daemon.waitForLiveLog(2)
         // As systemd's LogsDirectory= leaves it: root:systole, 0750; the log itself 0640 in the group.
         for (path, mode) in [(logFolder, 0o750), (s.daemon.liveLogPath, 0o640)] {

@@ -12,11 +12,8 @@ import Testing
 
     /// One attack: the simulator, the daemon with a workout running through it, and what came out.
     final class Attack: @unchecked Sendable {
-        let bus: PrivateBus
-        let simulator: SimulatorProcess
-        let daemon: DaemonProcess
-        let folder: URL
-        let emitLog: String
+        let harness: DaemonHarness
+        var daemon: DaemonProcess { harness.daemon }
         var workout: [String: Any] = [:]
         /// The slowest `systole status` during the attack, in seconds.
         var slowestStatus = 0.0
@@ -27,40 +24,28 @@ import Testing
         /// and runs a workout for `seconds` while the attack goes on.
         /// `notify`: how systoled takes the notifications (`[bluetooth] notify`).
         init(attacker: String, seconds: Double, notify: String = "signal") async throws {
-            folder = FileManager.default.temporaryDirectory.appendingPathComponent("systoled-radio-\(UUID())")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let scenario = folder.appendingPathComponent("scenario.json").path
-            try """
-            {"seed": 7, "sensors": [
-              {"model": "polar-h10", "address": "\(RadioAttackTests.honest)", "name": "Polar H10 0000AAAA", "rate": 1,
-               "profile": {"kind": "steady", "bpm": 132}},
-              \(attacker)]}
-            """.write(toFile: scenario, atomically: true, encoding: .utf8)
-            emitLog = folder.appendingPathComponent("emitted.jsonl").path
-            bus = try await PrivateBus.start()
-            simulator = try await SimulatorProcess.start(bus: bus, ["--scenario", scenario, "--emit-log", emitLog])
-            let daemonFolder = folder.appendingPathComponent("daemon")
-            try FileManager.default.createDirectory(at: daemonFolder, withIntermediateDirectories: true)
-            try "[bluetooth]\nnotify = \"\(notify)\"\n".write(
-                to: daemonFolder.appendingPathComponent("systoled.toml"),
-                atomically: true,
-                encoding: .utf8
-            )
-            daemon = try await DaemonProcess.start(
-                bus: bus,
-                folder: daemonFolder,
-                ["--sensor", RadioAttackTests.honest, "--sensor", RadioAttackTests.attacker]
-            )
+            var options = DaemonHarness.Options()
+            options.name = "systoled-radio"
+            options.simulator = []
+            options.scenario = """
+                {"seed": 7, "sensors": [
+                  {"model": "polar-h10", "address": "\(RadioAttackTests.honest)", "name": "Polar H10 0000AAAA", "rate": 1,
+                   "profile": {"kind": "steady", "bpm": 132}},
+                  \(attacker)]}
+                """
+            options.configuration = "[bluetooth]\nnotify = \"\(notify)\"\n"
+            options.daemonArguments = ["--sensor", RadioAttackTests.honest, "--sensor", RadioAttackTests.attacker]
+            harness = try await DaemonHarness.start(options)
             _ = try await eventually(every: .milliseconds(200)) {
-                try await sensorsJSON().filter { $0["state"] as? String == "streaming" }.count == 2
+                try await harness.sensors().filter { $0["state"] as? String == "streaming" }.count == 2
             }
-            let start = try await systole("start", "--activity", "running")
+            let start = try await harness.systole("start", "--activity", "running")
             try #require(start.status == 0, "\(start.standardError)")
             started = Date().timeIntervalSince1970
             // While the attack goes on, systoled answers: a status after each honest reading it records.
             while Date().timeIntervalSince1970 < started + seconds {
                 let before = Date().timeIntervalSince1970
-                let status = try await systole("status")
+                let status = try await harness.systole("status")
                 slowestStatus = max(slowestStatus, Date().timeIntervalSince1970 - before)
                 #expect(status.status == 0, "\(status.standardError)")
                 let recorded = liveLog(of: RadioAttackTests.honest).filter { $0.contains("state=running") }.count
@@ -69,22 +54,13 @@ import Testing
                 }
             }
             ended = Date().timeIntervalSince1970
-            let end = try await systole("end", "--json")
+            let end = try await harness.systole("end", "--json")
             #expect(end.status == 0, "\(end.standardError)")
             workout = (try? JSONSerialization.jsonObject(with: Data(end.standardOutput.utf8)) as? [String: Any]) ?? [:]
         }
 
-        func systole(_ arguments: String...) async throws -> CommandRunner.Result {
-            try await CommandRunner.run("systole", arguments + ["--bus", bus.address])
-        }
-
-        func sensorsJSON() async throws -> [[String: Any]] {
-            let result = try await systole("sensors", "--json")
-            return (try? JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [[String: Any]]) ?? []
-        }
-
         func sensor(_ address: String) async throws -> [String: Any] {
-            try await sensorsJSON().first { $0["address"] as? String == address } ?? [:]
+            try await harness.sensors().first { $0["address"] as? String == address } ?? [:]
         }
 
         /// The live log's lines of one sensor.
@@ -95,13 +71,9 @@ import Testing
 
         /// Heart rates the simulator sent for `address`, with when.
         func sent(by address: String) throws -> [(time: Double, bpm: UInt16)] {
-            try wholeLines(of: emitLog).compactMap { line in
-                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-                guard object?["sensor"] as? String == address, let time = object?["unix"] as? Double,
-                    let payload = object?["payload"] as? String, let bytes = try? Hex.decode(payload),
-                    let measurement = try? HeartRateMeasurement(decoding: bytes)
-                else { return nil }
-                return (time, measurement.heartRate)
+            try harness.emitted().compactMap { notification in
+                guard notification.sensor == address, let measurement = notification.measurement else { return nil }
+                return (notification.time, measurement.heartRate)
             }
         }
 
@@ -144,11 +116,11 @@ import Testing
                 ["status"], ["status", "--json"], ["workouts"], ["workouts", "--json"],
                 ["tail", "-n", "100000", "--file", daemon.liveLogPath],
             ] {
-                let result = try await CommandRunner.run("systole", command + ["--bus", bus.address])
+                let result = try await harness.systole(command)
                 outputs.append((command.joined(separator: " "), result.standardOutput + result.standardError))
             }
             if let id = workout["id"] as? String {
-                let show = try await systole("workouts", "show", String(id.prefix(8)))
+                let show = try await harness.systole("workouts", "show", String(id.prefix(8)))
                 outputs.append(("workouts show", show.standardOutput))
             }
             outputs.append(("live log", (try? String(contentsOfFile: daemon.liveLogPath, encoding: .utf8)) ?? ""))
@@ -165,12 +137,7 @@ import Testing
             }
         }
 
-        func stop() {
-            daemon.stopNow()
-            simulator.stop()
-            bus.stop()
-            try? FileManager.default.removeItem(at: folder)
-        }
+        func stop() { harness.stop() }
     }
 
     static func statistics(_ workout: [String: Any], _ type: String) -> [String: Any] {

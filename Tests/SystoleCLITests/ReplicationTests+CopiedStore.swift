@@ -21,10 +21,10 @@ extension ReplicationTests {
         func recordAWorkout(_ receiver: Receiver) async throws {
             try await waitUntil("\(receiver.name): ten straps") { try await receiver.connectedSensors() == 10 }
             let before = receiver.daemon.liveLogLines().filter { $0.contains(" bpm=") }.count
-            let started = try await receiver.systole("start", "--activity", "running")
+            let started = try await receiver.harness.systole("start", "--activity", "running")
             #expect(started.status == 0, "\(started.standardError)")
             try await receiver.daemon.waitForLiveLog(before + 20)
-            let ended = try await receiver.systole("end")
+            let ended = try await receiver.harness.systole("end")
             #expect(ended.status == 0, "\(ended.standardError)")
             workouts += 1
             let expected = workouts
@@ -38,18 +38,25 @@ extension ReplicationTests {
         #expect(try await original.daemon.waitForExit() == 0)
 
         // The SD-card image: the store, copied while systoled is stopped.
-        let copyFolder = root.appendingPathComponent("room-2")
-        try FileManager.default.createDirectory(at: copyFolder, withIntermediateDirectories: true)
+        let image = root.appendingPathComponent("sd-card-image")
+        try FileManager.default.createDirectory(at: image, withIntermediateDirectories: true)
         for suffix in ["", "-wal", "-shm"]
         where FileManager.default.fileExists(atPath: original.daemon.storePath + suffix) {
             try FileManager.default.copyItem(
                 atPath: original.daemon.storePath + suffix,
-                toPath: copyFolder.appendingPathComponent("health.sqlite\(suffix)").path
+                toPath: image.appendingPathComponent("health.sqlite\(suffix)").path
             )
         }
-        original.daemon = try await DaemonProcess.start(bus: original.bus, folder: original.folder)
+        try await original.harness.startDaemon()
         try await recordAWorkout(original)
-        let copy = try await Receiver(index: 1, postgres: postgres, root: root)
+        let copy = try await Receiver(index: 1, postgres: postgres, root: root) { folder in
+            for file in try FileManager.default.contentsOfDirectory(atPath: image.path) {
+                try FileManager.default.copyItem(
+                    at: image.appendingPathComponent(file),
+                    to: folder.appendingPathComponent(file)
+                )
+            }
+        }
         defer { copy.stop() }
         try await recordAWorkout(copy)
         try await recordAWorkout(original)
@@ -57,7 +64,7 @@ extension ReplicationTests {
         let told = try await copy.replication()
         #expect(told["storeCopied"] is Double, "the copy's status says it was found to be a copy: \(told)")
         #expect(!(try await original.replication()["storeCopied"] is Double), "the original goes on as itself")
-        let text = try await copy.systole("status")
+        let text = try await copy.harness.systole("status")
         #expect(text.standardOutput.contains("found to be a copy"), "\(text.standardOutput)")
 
         // PostgreSQL holds every workout of both stores, each with every reading.

@@ -20,7 +20,7 @@ extension ReplicationTests {
         func recorded() -> Int {
             receiver.daemon.liveLogLines().filter { $0.contains(" bpm=") && $0.contains("state=running") }.count
         }
-        let started = try await receiver.systole("start", "--activity", "running")
+        let started = try await receiver.harness.systole("start", "--activity", "running")
         #expect(started.status == 0, "\(started.standardError)")
         try await receiver.daemon.waitForLiveLog(20)
         try await waitUntil("replicating") { try await receiver.replication()["caughtUp"] as? Bool == true }
@@ -51,7 +51,7 @@ extension ReplicationTests {
             return recovered["caughtUp"] as? Bool == true
         }
         #expect(recovered["caughtUp"] as? Bool == true && !(recovered["problem"] is String), "\(recovered)")
-        let ended = try await receiver.systole("end")
+        let ended = try await receiver.harness.systole("end")
         #expect(ended.status == 0, "\(ended.standardError)")
         try await waitUntil("the workout in PostgreSQL", timeout: .seconds(120)) {
             let rows = try await postgres.query("SELECT count(*) FROM systole_workout")

@@ -13,46 +13,43 @@ import WorkoutKit
 @Suite(.serialized) struct ReplicationTests {
     final class Receiver: @unchecked Sendable {
         let name: String
-        let folder: URL
-        let bus: PrivateBus
-        let simulator: SimulatorProcess
-        var daemon: DaemonProcess
+        let harness: DaemonHarness
+        var daemon: DaemonProcess { harness.daemon }
 
-        init(index: Int, postgres: PostgresServer, root: URL) async throws {
+        /// `prepare` is given systoled's folder before it starts (to put a store there).
+        init(
+            index: Int,
+            postgres: PostgresServer,
+            root: URL,
+            prepare: (@Sendable (URL) async throws -> Void)? = nil
+        ) async throws {
             name = "room-\(index + 1)"
-            folder = root.appendingPathComponent(name)
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            bus = try await PrivateBus.start()
-            simulator = try await SimulatorProcess.start(
-                bus: bus,
-                ["--sensors", "10", "--rate", "2", "--seed", String(index + 11)]
+            var options = DaemonHarness.Options()
+            options.name = name
+            options.parent = root
+            options.simulator = ["--sensors", "10", "--rate", "2", "--seed", String(index + 11)]
+            options.startsDaemon = false
+            options.prepare = prepare
+            harness = try await DaemonHarness.start(options)
+            let addresses = harness.simulator.addresses
+            let athletes = addresses.enumerated().map { "\"\($1)\" = \"Room \(index + 1) Athlete \($0 + 1)\"" }
+            try await harness.startDaemon(
+                configuration: """
+                    sensors = [\(addresses.map { "\"\($0)\"" }.joined(separator: ", "))]
+
+                    [athletes]
+                    \(athletes.joined(separator: "\n"))
+
+                    [replication]
+                    postgres = "\(postgres.address)"
+                    password = "\(postgres.password)"
+                    receiver = "\(name)"
+                    """
             )
-            let athletes = simulator.addresses.enumerated().map {
-                "\"\($1)\" = \"Room \(index + 1) Athlete \($0 + 1)\""
-            }
-            let configuration = """
-                sensors = [\(simulator.addresses.map { "\"\($0)\"" }.joined(separator: ", "))]
-
-                [athletes]
-                \(athletes.joined(separator: "\n"))
-
-                [replication]
-                postgres = "\(postgres.address)"
-                password = "\(postgres.password)"
-                receiver = "\(name)"
-                """
-            let file = folder.appendingPathComponent("systoled.toml").path
-            try configuration.write(toFile: file, atomically: true, encoding: .utf8)
-            chmod(file, 0o600)
-            daemon = try await DaemonProcess.start(bus: bus, folder: folder)
-        }
-
-        func systole(_ arguments: String...) async throws -> CommandRunner.Result {
-            try await CommandRunner.run("systole", arguments + ["--bus", bus.address])
         }
 
         func json(_ arguments: String...) async throws -> [String: Any] {
-            let result = try await CommandRunner.run("systole", arguments + ["--json", "--bus", bus.address])
+            let result = try await harness.systole(arguments + ["--json"])
             #expect(result.status == 0, "\(name) \(arguments): \(result.standardError)")
             return (try? JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]) ?? [:]
         }
@@ -63,17 +60,10 @@ import WorkoutKit
         }
 
         func connectedSensors() async throws -> Int {
-            let result = try await CommandRunner.run("systole", ["sensors", "--json", "--bus", bus.address])
-            let sensors =
-                (try? JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8))) as? [[String: Any]]
-            return (sensors ?? []).filter { $0["connected"] as? Bool == true }.count
+            try await harness.sensors().filter { $0["connected"] as? Bool == true }.count
         }
 
-        func stop() {
-            daemon.stopNow()
-            simulator.stop()
-            bus.stop()
-        }
+        func stop() { harness.stop() }
     }
 
     /// A folder of the test's for PostgreSQL and the receivers, readable by PostgreSQL's user (which runs the server).
@@ -116,13 +106,20 @@ import WorkoutKit
         }
 
         // One team session across the rooms: started on the first, joined by the others.
-        let started = try await receivers[0].systole("start", "--team", "--activity", "hiit")
+        let started = try await receivers[0].harness.systole("start", "--team", "--activity", "hiit")
         #expect(started.status == 0, "\(started.standardError)")
         let team = try #require(
             (try await receivers[0].json("status")["workouts"] as? [[String: Any]])?.first?["teamSession"] as? String
         )
         for receiver in receivers.dropFirst() {
-            let joined = try await receiver.systole("start", "--team", "--team-session", team, "--activity", "hiit")
+            let joined = try await receiver.harness.systole(
+                "start",
+                "--team",
+                "--team-session",
+                team,
+                "--activity",
+                "hiit"
+            )
             #expect(joined.status == 0, "\(receiver.name): \(joined.standardError)")
         }
         // Each receiver records its straps (forty readings: four a strap) and replicates.
@@ -145,7 +142,7 @@ import WorkoutKit
             return waiting["connected"] as? Bool == false
         }
         #expect(waiting["connected"] as? Bool == false && waiting["problem"] is String, "\(waiting)")
-        let text = try await receivers[2].systole("status")
+        let text = try await receivers[2].harness.systole("status")
         #expect(
             text.standardOutput.contains(
                 "Replication: room-3 → \(postgres.address): not reached"
@@ -154,7 +151,7 @@ import WorkoutKit
         )
         receivers[1].daemon.signal(SIGKILL)
         _ = try await receivers[1].daemon.waitForExit()
-        receivers[1].daemon = try await DaemonProcess.start(bus: receivers[1].bus, folder: receivers[1].folder)
+        try await receivers[1].harness.startDaemon()
         let recovered = try await receivers[1].json("status")["workouts"] as? [[String: Any]] ?? []
         #expect(recovered.count == 10 && recovered.allSatisfy { $0["teamSession"] as? String == team })
         for receiver in receivers {

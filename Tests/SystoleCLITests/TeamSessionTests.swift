@@ -32,32 +32,17 @@ import Testing
         """
 
     @Test func eachAthleteGetsAWorkoutOfTheirOwnStrapAndADropOutIsAMarkedGap() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("systoled-team-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try Self.configuration.write(
-            to: folder.appendingPathComponent("systoled.toml"),
-            atomically: true,
-            encoding: .utf8
-        )
-        let scenario = folder.appendingPathComponent("scenario.json")
-        try Self.scenario.write(to: scenario, atomically: true, encoding: .utf8)
-        let emitLog = folder.appendingPathComponent("emitted.jsonl").path
-
-        let bus = try await PrivateBus.start()
-        defer { bus.stop() }
-        let simulator = try await SimulatorProcess.start(
-            bus: bus,
-            ["--scenario", scenario.path, "--emit-log", emitLog]
-        )
-        defer { simulator.stop() }
-        let daemon = try await DaemonProcess.start(bus: bus, folder: folder)
-        defer { daemon.stopNow() }
-        func systole(_ arguments: String...) async throws -> CommandRunner.Result {
-            try await CommandRunner.run("systole", arguments + ["--bus", bus.address])
-        }
+        var options = DaemonHarness.Options()
+        options.name = "systoled-team"
+        options.simulator = []
+        options.scenario = Self.scenario
+        options.configuration = Self.configuration
+        let harness = try await DaemonHarness.start(options)
+        defer { harness.stop() }
+        let daemon = harness.daemon
+        let (bus, simulator, emitLog) = (harness.bus, harness.simulator, harness.emitLog)
         func json(_ arguments: String...) async throws -> Any? {
-            let result = try await CommandRunner.run("systole", arguments + ["--json", "--bus", bus.address])
+            let result = try await harness.systole(arguments + ["--json"])
             #expect(result.status == 0, "\(arguments): \(result.standardError)")
             return try? JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8))
         }
@@ -69,19 +54,19 @@ import Testing
         }
         let sensors = try #require(try await json("sensors") as? [[String: Any]])
         #expect(sensors.map { $0["athlete"] as? String } == ["Ana", "Ben Lima", nil])
-        let listed = try await systole("sensors")
+        let listed = try await harness.systole("sensors")
         #expect(listed.standardOutput.contains("worn by Ana") && listed.standardOutput.contains("worn by Ben Lima"))
 
-        let started = try await systole("start", "--team", "--activity", "running")
+        let started = try await harness.systole("start", "--team", "--activity", "running")
         #expect(started.status == 0, "\(started.standardError)")
         #expect(started.standardOutput.contains("2 athletes"), "\(started.standardOutput)")
         #expect(
             started.standardOutput.contains("  Ana: workout ")
                 && started.standardOutput.contains("  Ben Lima: workout ")
         )
-        let again = try await systole("start", "--team")
+        let again = try await harness.systole("start", "--team")
         #expect(again.status != 0 && again.standardError.contains("already ongoing"))
-        let water = try await systole("add", "water", "250ml")
+        let water = try await harness.systole("add", "water", "250ml")
         #expect(water.status != 0 && water.standardError.contains("team session"), "\(water.standardError)")
 
         let status = try #require(try await json("status") as? [String: Any])
@@ -89,7 +74,7 @@ import Testing
         #expect(workouts.map { $0["athlete"] as? String } == ["Ana", "Ben Lima"])
         let team = try #require(workouts.first?["teamSession"] as? String)
         #expect(workouts.allSatisfy { $0["teamSession"] as? String == team && $0["state"] as? String == "running" })
-        let statusText = try await systole("status")
+        let statusText = try await harness.systole("status")
         #expect(statusText.standardOutput.contains("Team session \(team): 2 workouts"), "\(statusText.standardOutput)")
         #expect(statusText.standardOutput.contains("Workout: Ana · running"))
         #expect(statusText.standardOutput.contains("Workout: Ben Lima · running"))
@@ -102,7 +87,7 @@ import Testing
         try await waitUntil("both athletes' readings recorded") {
             logged(Self.ana).count >= 4 && logged(Self.ben).count >= 4
         }
-        #expect(try await systole("lap").status == 0)
+        #expect(try await harness.systole("lap").status == 0)
         try await simulator.play(#"{"kind": "disconnect", "for": 8}"#, sensor: Self.ben, bus: bus)
         let before = logged(Self.ben).count
         try await waitUntil("Ben's strap back, and four of its readings recorded") {
@@ -125,7 +110,7 @@ import Testing
             let address = workout["athlete"] as? String == "Ana" ? Self.ana : Self.ben
             let start = try #require(workout["start"] as? Double)
             let end = try #require(workout["end"] as? Double)
-            let csv = try await systole("export", id, "--format", "csv", "--output", "-")
+            let csv = try await harness.systole("export", id, "--format", "csv", "--output", "-")
             #expect(csv.status == 0, "\(csv.standardError)")
             let rows = csv.standardOutput.split(separator: "\r\n").dropFirst().map {
                 $0.split(separator: ",", omittingEmptySubsequences: false)
@@ -149,7 +134,7 @@ import Testing
 
         let anas = try #require(try await json("workouts", "--athlete", "Ana") as? [[String: Any]])
         #expect(anas.count == 1 && anas.first?["athlete"] as? String == "Ana")
-        let list = try await systole("workouts")
+        let list = try await harness.systole("workouts")
         #expect(list.standardOutput.contains("Ana · running") && list.standardOutput.contains("Ben Lima · running"))
 
         // The live log names each reading's athlete; the stranger's readings are logged, in no workout.

@@ -8,7 +8,7 @@ extension WebPageTests {
     /// one address may open. Every one is closed (the idle and slow heads by the head deadline, the slow bodies
     /// right after their 401, those over the per-address limit at once), and the token holder is answered meanwhile.
     @Test func strangersCannotHoldTheServer() async throws {
-        let s = try await Setup(configuration: Self.http)
+        let s = try await Self.start(configuration: Self.http)
         defer { s.stop() }
         let output = try await PythonTools.run(
             Self.webFolder.appendingPathComponent("slow_clients.py").path,
@@ -29,7 +29,7 @@ extension WebPageTests {
     /// Health data over HTTP is kept out of caches and never sniffed into another type: the files, /metrics, the
     /// JSON.
     @Test func filesAndMetricsAreNeitherCachedNorSniffed() async throws {
-        let s = try await Setup(configuration: Self.http)
+        let s = try await Self.start(configuration: Self.http)
         defer { s.stop() }
         try await s.startWorkout()
         let ended = try await s.systole("end")

@@ -10,91 +10,28 @@ import Testing
     static let token = "test-token-0123456789abcdef"
     static let webFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Web")
 
-    final class Setup: @unchecked Sendable {
-        let bus: PrivateBus
-        let simulator: SimulatorProcess
-        let folder: URL
-        let daemon: DaemonProcess
-        let port: Int
-        let emitLog: String
-        var base: String { "http://127.0.0.1:\(port)" }
-
-        /// `configuration` may use `$PORT`; with `[http]` in it, the server is waited for unless `portTaken`.
-        /// `prepare` is given the daemon's folder before systoled starts (to put a store there).
-        init(
-            configuration: String,
-            scenario: String? = nil,
-            portTaken: Bool = false,
-            prepare: (@Sendable (URL) async throws -> Void)? = nil
-        ) async throws {
-            folder = FileManager.default.temporaryDirectory.appendingPathComponent("systole-web-\(UUID())")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            try await prepare?(folder)
-            port = freeTCPPort()
-            let config = folder.appendingPathComponent("systoled.toml").path
-            try configuration.replacingOccurrences(of: "$PORT", with: "\(port)").write(
-                toFile: config,
-                atomically: true,
-                encoding: .utf8
-            )
-            // systoled refuses a token in a file other users can read.
-            chmod(config, 0o600)
-            emitLog = folder.appendingPathComponent("emit.log").path
-            bus = try await PrivateBus.start()
-            var arguments = ["--emit-log", emitLog]
-            if let scenario {
-                let path = folder.appendingPathComponent("scenario.json").path
-                try scenario.write(toFile: path, atomically: true, encoding: .utf8)
-                arguments += ["--scenario", path]
-            } else {
-                arguments += ["--model", "polar-h10", "--rate", "1"]
-            }
-            simulator = try await SimulatorProcess.start(bus: bus, arguments)
-            daemon = try await DaemonProcess.start(bus: bus, folder: folder)
-            // The server binds beside the other services, a moment after READY=1.
-            if configuration.contains("[http]"), !portTaken {
-                let pid = daemon.process.processIdentifier
-                _ = await eventually { !listeningTCPPorts(of: pid).isEmpty }
-            }
+    /// systoled with `configuration` (which may use `$PORT`) beside the simulator (a Polar H10 at 1 Hz, or
+    /// `scenario`); with `[http]` in it, the server is waited for unless `portTaken`. `prepare` is given the
+    /// daemon's folder before systoled starts (to put a store there).
+    static func start(
+        configuration: String,
+        scenario: String? = nil,
+        portTaken: Bool = false,
+        prepare: (@Sendable (URL) async throws -> Void)? = nil
+    ) async throws -> DaemonHarness {
+        var options = DaemonHarness.Options()
+        options.name = "systole-web"
+        options.configuration = configuration
+        options.scenario = scenario
+        options.simulator = scenario == nil ? ["--model", "polar-h10", "--rate", "1"] : []
+        options.prepare = prepare
+        let harness = try await DaemonHarness.start(options)
+        // The server binds beside the other services, a moment after READY=1.
+        if configuration.contains("[http]"), !portTaken {
+            let pid = harness.daemon.process.processIdentifier
+            _ = await eventually { !listeningTCPPorts(of: pid).isEmpty }
         }
-
-        func systole(_ arguments: String...) async throws -> CommandRunner.Result {
-            try await CommandRunner.run("systole", arguments + ["--bus", bus.address])
-        }
-
-        func json(_ arguments: String...) async throws -> [String: Any] {
-            let result = try await CommandRunner.run("systole", arguments + ["--json", "--bus", bus.address])
-            try #require(result.status == 0, "\(arguments): \(result.standardError)")
-            return try #require(
-                try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
-            )
-        }
-
-        /// A request through http_probe.py: status, lower-cased headers, body text (or `events`/`statuses`).
-        func request(_ path: String, _ options: [String] = []) async throws -> [String: Any] {
-            let output = try await PythonTools.run(
-                WebPageTests.webFolder.appendingPathComponent("http_probe.py").path,
-                [base + path] + options
-            )
-            return try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
-        }
-
-        func authorized(_ path: String, _ options: [String] = []) async throws -> [String: Any] {
-            try await request(path, ["--bearer", WebPageTests.token] + options)
-        }
-
-        /// Starts a workout with `systole start`, which returns once heart rate arrives.
-        func startWorkout() async throws {
-            let start = try await systole("start", "--activity", "running")
-            try #require(start.status == 0, "start: \(start.standardError)")
-        }
-
-        func stop() {
-            daemon.stopNow()
-            simulator.stop()
-            bus.stop()
-            try? FileManager.default.removeItem(at: folder)
-        }
+        return harness
     }
 
     static let http = """
@@ -104,7 +41,7 @@ import Testing
         """
 
     @Test func nothingListensWithoutHTTPAndAnOpenListenerNeedsAToken() async throws {
-        let s = try await Setup(configuration: "")
+        let s = try await Self.start(configuration: "")
         defer { s.stop() }
         #expect(listeningTCPPorts(of: s.daemon.process.processIdentifier).isEmpty)
         let web = try await s.systole("web")
@@ -156,7 +93,7 @@ import Testing
         }
         try #require(bound == 0 && listen(holder, 1) == 0)
         let began = ContinuousClock.now
-        let s = try await Setup(configuration: "[http]\nlisten = \"127.0.0.1:\(port)\"\n", portTaken: true)
+        let s = try await Self.start(configuration: "[http]\nlisten = \"127.0.0.1:\(port)\"\n", portTaken: true)
         defer { s.stop() }
         try await s.startWorkout()
         try await s.daemon.waitForLiveLog(2)
@@ -175,7 +112,7 @@ import Testing
     }
 
     @Test func everyPathWantsTheTokenOnAnOpenListener() async throws {
-        let s = try await Setup(configuration: Self.http)
+        let s = try await Self.start(configuration: Self.http)
         defer { s.stop() }
         #expect(listeningTCPPorts(of: s.daemon.process.processIdentifier) == [s.port])
         let paths = [
@@ -247,7 +184,7 @@ import Testing
     }
 
     @Test func aFloodOfEventStreamsIsCappedAndRecordingGoesOn() async throws {
-        let s = try await Setup(configuration: Self.http)
+        let s = try await Self.start(configuration: Self.http)
         defer { s.stop() }
         try await s.startWorkout()
         // From four addresses: one address may open only so many connections.
@@ -281,7 +218,7 @@ import Testing
         let steady = """
             {"seed": 7, "sensors": [{"model": "polar-h10", "rate": 1, "profile": {"kind": "steady", "bpm": 131}}]}
             """
-        let s = try await Setup(configuration: Self.http, scenario: steady)
+        let s = try await Self.start(configuration: Self.http, scenario: steady)
         defer { s.stop() }
         try await s.startWorkout()
         try await s.daemon.waitForLiveLog(3)
@@ -339,7 +276,7 @@ import Testing
     }
 
     @Test func durationOnlyShowsNoHeartRateAnywhere() async throws {
-        let s = try await Setup(configuration: "privacy = \"duration-only\"\n" + Self.http)
+        let s = try await Self.start(configuration: "privacy = \"duration-only\"\n" + Self.http)
         defer { s.stop() }
         try await s.startWorkout()
         try await waitUntil("a second of the workout") {
@@ -389,7 +326,7 @@ import Testing
               "name": "<img src=x onerror=\\"document.title='owned'\\">\\u001b[31m",
               "profile": {"kind": "intervals", "low": 118, "high": 168, "work": 6, "rest": 4}}]}
             """
-        let s = try await Setup(configuration: Self.http + "\n[profile]\nmax_hr = 185\n", scenario: intervals)
+        let s = try await Self.start(configuration: Self.http + "\n[profile]\nmax_hr = 185\n", scenario: intervals)
         defer { s.stop() }
         let shots = ProcessInfo.processInfo.environment["SYSTOLE_SCREENSHOTS"] ?? s.folder.path
         try await s.startWorkout()
@@ -406,5 +343,28 @@ import Testing
         let id = try #require(list.first?["id"] as? String)
         let finished = try await PythonTools.run(script, ["finished", s.base, Self.token, id, shots])
         #expect(finished.contains("\"zoneBars\": 5"), "\(finished)")
+    }
+}
+
+extension DaemonHarness {
+    var base: String { "http://127.0.0.1:\(port)" }
+
+    /// A request through http_probe.py: status, lower-cased headers, body text (or `events`/`statuses`).
+    func request(_ path: String, _ options: [String] = []) async throws -> [String: Any] {
+        let output = try await PythonTools.run(
+            WebPageTests.webFolder.appendingPathComponent("http_probe.py").path,
+            [base + path] + options
+        )
+        return try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
+    }
+
+    func authorized(_ path: String, _ options: [String] = []) async throws -> [String: Any] {
+        try await request(path, ["--bearer", WebPageTests.token] + options)
+    }
+
+    /// Starts a workout with `systole start`, which returns once heart rate arrives.
+    func startWorkout() async throws {
+        let start = try await systole("start", "--activity", "running")
+        try #require(start.status == 0, "start: \(start.standardError)")
     }
 }

@@ -67,3 +67,14 @@ private final class LockedData: @unchecked Sendable {
     var isSet: Bool { lock.withLock { data != nil } }
     var value: Data { lock.withLock { data ?? Data() } }
 }
+
+/// Runs the `systole` just built with `arguments` (no daemon: `decode`, `scan`, `--database`; against a daemon use
+/// ``DaemonHarness/systole(_:)-(String...)``, which adds its bus).
+public func systole(_ arguments: [String]) async throws -> CommandRunner.Result {
+    try await CommandRunner.run("systole", arguments)
+}
+
+/// Runs the `systole` just built with `arguments`.
+public func systole(_ arguments: String...) async throws -> CommandRunner.Result {
+    try await systole(arguments)
+}

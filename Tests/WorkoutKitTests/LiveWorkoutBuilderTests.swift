@@ -1,23 +1,11 @@
 import Foundation
+import SystoleTestSupport
 import Testing
 
 @testable import WorkoutKit
 
 @Suite struct LiveWorkoutBuilderTests {
     let t0 = Date(timeIntervalSince1970: 1_800_000_000)
-
-    func heartRate(_ bpm: Double, at seconds: Double, count: Int = 1) -> Sample {
-        let date = t0.addingTimeInterval(seconds)
-        return .quantity(
-            QuantitySample(
-                type: .heartRate,
-                quantity: Quantity(bpm, .countPerMinute),
-                start: date,
-                end: date,
-                count: count
-            )
-        )
-    }
 
     func energy(_ kcal: Double, at seconds: Double) -> Sample {
         .quantity(
@@ -234,16 +222,11 @@ import Testing
 }
 
 /// A store whose journal cannot be written, as on a full disk.
-actor JournalFailingStore: HealthStore {
+actor JournalFailingStore: ForwardingHealthStore {
     struct Full: Error, CustomStringConvertible {
         var description: String { "the disk is full (test double)" }
     }
-    func save(_ samples: [Sample], workoutID: UUID?) {}
-    func save(_ workout: Workout) {}
-    func saveFinished(_ workout: Workout) {}
-    func deleteSamples(ofWorkout id: UUID) {}
-    func samples(ofWorkout id: UUID) -> [Sample] { [] }
+    nonisolated let forwardee = InMemoryHealthStore()
     func saveJournal(_ journal: WorkoutJournal) throws { throw Full() }
-    func loadJournals() -> [WorkoutJournal] { [] }
     func clearJournal(sessionID: UUID) throws { throw Full() }
 }

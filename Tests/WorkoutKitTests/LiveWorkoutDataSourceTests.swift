@@ -1,4 +1,5 @@
 import Foundation
+import SystoleTestSupport
 import Testing
 import WorkoutKit
 
@@ -152,20 +153,13 @@ extension LiveWorkoutDataSourceTests {
 }
 
 /// A store that refuses samples while told to, as a full disk does, and keeps them otherwise.
-actor RefusingStore: HealthStore {
+actor RefusingStore: ForwardingHealthStore {
     struct Full: Error {}
-    private let kept = InMemoryHealthStore()
+    nonisolated let forwardee = InMemoryHealthStore()
     private var refusing = false
     func refuse(_ value: Bool) { refusing = value }
     func save(_ samples: [Sample], workoutID: UUID?) async throws {
         if refusing { throw Full() }
-        await kept.save(samples, workoutID: workoutID)
+        await forwardee.save(samples, workoutID: workoutID)
     }
-    func save(_ workout: Workout) async throws { await kept.save(workout) }
-    func saveFinished(_ workout: Workout) async throws { await kept.saveFinished(workout) }
-    func deleteSamples(ofWorkout id: UUID) async throws { await kept.deleteSamples(ofWorkout: id) }
-    func samples(ofWorkout id: UUID) async throws -> [Sample] { await kept.samples(ofWorkout: id) }
-    func saveJournal(_ journal: WorkoutJournal) async throws { await kept.saveJournal(journal) }
-    func loadJournals() async throws -> [WorkoutJournal] { await kept.loadJournals() }
-    func clearJournal(sessionID: UUID) async throws { await kept.clearJournal(sessionID: sessionID) }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SystoleTestSupport
 import Testing
 
 @testable import WorkoutKit
@@ -8,13 +9,6 @@ import Testing
 /// pause, resume or the end is set at or before a sample already collected.
 @Suite struct StatisticsRecomputationTests {
     let t0 = Date(timeIntervalSince1970: 1_800_000_000)
-
-    func heartRate(_ bpm: Double, at seconds: Double) -> Sample {
-        let date = t0.addingTimeInterval(seconds)
-        return .quantity(
-            QuantitySample(type: .heartRate, quantity: Quantity(bpm, .countPerMinute), start: date, end: date)
-        )
-    }
 
     func started(_ store: ReadWatchingStore) async throws -> (WorkoutSession, LiveWorkoutBuilder, ManualWorkoutClock) {
         let clock = ManualWorkoutClock(t0)
@@ -136,10 +130,10 @@ import Testing
 }
 
 /// An in-memory store that counts reads of a workout's samples and saves, and can hold either or make reads fail.
-actor ReadWatchingStore: HealthStore {
+actor ReadWatchingStore: ForwardingHealthStore {
     struct Unreadable: Error {}
 
-    private let base = InMemoryHealthStore()
+    nonisolated let forwardee = InMemoryHealthStore()
     private(set) var reads = 0
     private(set) var savedCount = 0
     private var failing = false
@@ -181,7 +175,7 @@ actor ReadWatchingStore: HealthStore {
             }
         }
         if failing { throw Unreadable() }
-        return await base.samples(ofWorkout: id)
+        return await forwardee.samples(ofWorkout: id)
     }
 
     func save(_ samples: [Sample], workoutID: UUID?) async {
@@ -192,14 +186,8 @@ actor ReadWatchingStore: HealthStore {
                 saveGate.watcher = nil
             }
         }
-        await base.save(samples, workoutID: workoutID)
+        await forwardee.save(samples, workoutID: workoutID)
         savedCount += samples.count
     }
 
-    func save(_ workout: Workout) async { await base.save(workout) }
-    func saveFinished(_ workout: Workout) async { await base.saveFinished(workout) }
-    func deleteSamples(ofWorkout id: UUID) async { await base.deleteSamples(ofWorkout: id) }
-    func saveJournal(_ journal: WorkoutJournal) async { await base.saveJournal(journal) }
-    func loadJournals() async -> [WorkoutJournal] { await base.loadJournals() }
-    func clearJournal(sessionID: UUID) async { await base.clearJournal(sessionID: sessionID) }
 }
