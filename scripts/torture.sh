@@ -16,12 +16,6 @@
 #   defaults: 50 workouts, seed from the clock; --debug uses the debug build (faster to build, for smoke runs).
 set -euo pipefail
 
-# Every heart-rate sample with its packed readings (20 bytes each: offset in the minute, duration, value): those
-# of its series row and of the chunks added to it later, not yet folded in (as the store reads them). Run after
-# the workouts ended: until then the latest samples may still be in the store's inbox.
-export SERIES_SQL="SELECT s.startDate, CAST(q.readings || IFNULL((SELECT group_concat(c.readings, '')
-  FROM quantitySeriesChunk c WHERE c.sampleID = s.id), X'') AS BLOB), q.minute
-  FROM quantitySample s LEFT JOIN quantitySeries q ON q.sampleID = s.id WHERE s.type = 'heartRate'"
 cd "$(dirname "$0")/.."
 WORKOUTS=50 SEED=$(date +%s) CONFIG=release DISK_FULL=0
 while [ $# -gt 0 ]; do
@@ -37,7 +31,7 @@ while [ $# -gt 0 ]; do
 done
 source scripts/lib/release-build.sh
 build_flags "$CONFIG"
-for product in systole-sim systoled systole; do swift build "${BUILD_FLAGS[@]}" --product "$product" >&2; done
+for product in systole-sim systoled systole store-probe; do swift build "${BUILD_FLAGS[@]}" --product "$product" >&2; done
 BIN=$(swift build "${BUILD_FLAGS[@]}" --show-bin-path)
 
 source scripts/lib/private-bus.sh
@@ -86,9 +80,12 @@ if [ "$DISK_FULL" = 1 ]; then
   wait_until "readings recorded after the disk was freed" has_lines "$WORK/live.log" "$running" $((recorded + 4)) || true
   "$BIN/systole" end --json > "$WORK/ended.json" 2> "$WORK/end.err" || true
   "$BIN/systole" workouts list --json > "$WORK/workouts.json"
+  kill "$DAEMON_PID"; wait "$DAEMON_PID" 2> /dev/null || true
+  DAEMON_PID=
+  # What the store holds, through its own queries (the tables are the store's business).
+  "$BIN/store-probe" "$WORK/small/health.sqlite" readings > "$WORK/readings.txt"
   python3 - "$WORK" "$full_at" "$freed_at" <<'PY'
-import datetime, json, os, sqlite3, struct, sys
-SERIES_SQL = os.environ["SERIES_SQL"]
+import datetime, json, os, sqlite3, sys
 work, full_at, freed_at = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 problems = []
 errors = open(f"{work}/systoled.err").read()
@@ -105,13 +102,7 @@ if not ended or ended.get("id") not in {w["id"] for w in json.load(open(f"{work}
 db = sqlite3.connect(f"file:{work}/small/health.sqlite?mode=ro", uri=True)
 if db.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
     problems.append("integrity_check failed")
-stored = set()
-for start, series, minute in db.execute(SERIES_SQL):
-    if series is None:
-        stored.add(round(start, 3))
-    else:
-        for o in range(0, len(series) - 19, 20):
-            stored.add(round(minute * 60 + struct.unpack_from("<d", series, o)[0], 3))
+stored = {round(float(line), 3) for line in open(f"{work}/readings.txt") if line.strip()}
 def unix(t):
     return datetime.datetime.strptime(t[:23], "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=datetime.timezone.utc).timestamp()
 logged = [unix(l) for l in open(f"{work}/live.log") if " bpm=" in l and "state=running" in l]
@@ -186,10 +177,11 @@ echo >&2
 "$BIN/systole" workouts list --json > "$WORK/workouts.json"
 kill "$DAEMON_PID"; wait "$DAEMON_PID" 2> /dev/null || true
 DAEMON_PID=
+# What the store holds, through its own queries (the tables are the store's business).
+"$BIN/store-probe" "$WORK/health.sqlite" readings > "$WORK/readings.txt"
 
 python3 - "$WORK" "$WORKOUTS" <<'PY'
-import datetime, json, os, sqlite3, struct, sys
-SERIES_SQL = os.environ["SERIES_SQL"]
+import datetime, json, os, sqlite3, sys
 work, expected = sys.argv[1], int(sys.argv[2])
 events = [json.loads(l) for l in open(f"{work}/events.jsonl")] if __import__("os").path.exists(f"{work}/events.jsonl") else []
 workouts = {w["id"]: w for w in json.load(open(f"{work}/workouts.json"))}
@@ -200,15 +192,8 @@ integrity = db.execute("PRAGMA integrity_check").fetchone()[0]
 if integrity != "ok":
     violations.append(f"integrity_check: {integrity}")
 
-# Every heart-rate reading in the store, by time (series rows hold 20-byte readings: offset, duration, value).
-stored = []
-for start, series, minute in db.execute(SERIES_SQL):
-    if series is None:
-        stored.append(start)
-    else:
-        for offset in range(0, len(series) - 19, 20):
-            stored.append(minute * 60 + struct.unpack_from("<d", series, offset)[0])
-stored.sort()
+# Every heart-rate reading in the store, by time.
+stored = sorted(float(line) for line in open(f"{work}/readings.txt") if line.strip())
 
 def unix(text):
     return datetime.datetime.strptime(text[:23], "%Y-%m-%dT%H:%M:%S.%f").replace(

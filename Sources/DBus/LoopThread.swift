@@ -23,11 +23,10 @@ final class LoopThread: @unchecked Sendable {
     // Loop-thread state.
     private var watches: [OpaquePointer] = []
     private var timeouts: [OpaquePointer: ContinuousClock.Instant] = [:]
-    /// Scheduled actions by token, so a finished call's deadline goes at once (a busy daemon makes many calls;
-    /// keeping their 25 s deadlines around made every loop iteration walk hundreds of them). The instants are
-    /// kept apart from the actions, and the earliest is remembered: with a hundred sensors' silence checks a
-    /// deadline falls due in most iterations, and walking entries that hold closures (a retain and release each)
-    /// cost a sixth of the loop thread.
+    /// Scheduled actions by token, so a finished call's deadline goes at once rather than being walked by every
+    /// iteration until it expires. The instants are kept apart from the actions, and the earliest is remembered:
+    /// with many sensors' silence checks a deadline falls due in most iterations, and finding it must not touch the
+    /// closures (a retain and release each). See docs/performance.md.
     private var deadlines = Deadlines()
     private var nextDeadline: UInt64 = 0
     private var running = true

@@ -23,8 +23,8 @@ struct StartUpPageRelease: Equatable, Sendable {
 ///
 /// Start-up (argument parsing, the configuration, GRDB's migrations, the first bus calls, recovering a workout,
 /// the runtime's first look at each type) touches code all over the executable, and the kernel maps the 64 KiB
-/// around every page touched ("fault-around"): 17 MiB of systoled's 28 MiB idle were its code, most of it never
-/// run again. The pages stay in the page cache; `MADV_DONTNEED` drops only this process's mapping of them, and the
+/// around every page touched ("fault-around"): most of an idle systoled's resident memory would be code that never
+/// runs again (figures in docs/performance.md). The pages stay in the page cache; `MADV_DONTNEED` drops only this process's mapping of them, and the
 /// next access maps a page back (a minor fault).
 ///
 /// Only mappings that can never have been written are released: private file mappings without write permission,

@@ -57,9 +57,8 @@ package final class RecordingPipeline: Service {
 
     /// Readings waiting for the workout at most; beyond that the oldest are dropped (and logged). A commit may wait for
     /// the disk (every one with `sync = "commit"`), and a slow disk or a checkpoint can hold one for a good part of a
-    /// second: at the flood benchmark's 9 000 readings a second, 4 096 were not always enough. About 3.5 s of that
-    /// flood, 80 s of a hundred sensors at 4 Hz; the memory (about 6 MiB when full: 120 bytes a reading and its RR
-    /// intervals) is taken only while they wait.
+    /// second: this is seconds of the heaviest load the benchmarks play (80 s of a hundred sensors at 4 Hz), and its
+    /// memory (about 120 bytes a reading and its RR intervals) is taken only while they wait.
     package static let backlogLimit = 32768
 
     /// A pipeline from the sensors' `readings` (``SensorManager/readings``) through `workouts` to `liveLog` and then

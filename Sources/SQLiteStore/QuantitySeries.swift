@@ -293,7 +293,7 @@ struct AnchorAllocator {
     private let first: Int64
 
     // Cached statements, here and in `save`: a commit reads and writes the counter once each, and preparing the
-    // SQL every time was a sixth of a commit's work in profiles.
+    // SQL again for each would be a large part of a small commit's work.
     init(_ db: Database) throws {
         last = try Int64.fetchOne(db.cachedStatement(sql: "SELECT value FROM anchorCounter WHERE id = 1")) ?? 0
         first = last

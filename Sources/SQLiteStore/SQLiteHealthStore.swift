@@ -61,8 +61,7 @@ public final class SQLiteHealthStore: HealthStore {
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
             // 512 KiB of page cache per connection instead of SQLite's 2 MiB: the writer appends at the end of a
-            // few tables, and the kernel caches the file anyway. It was about 2 MiB of the daemon's memory with a
-            // hundred sensors, and made no difference to its CPU time that a benchmark could show.
+            // few tables, and the kernel caches the file anyway.
             try db.execute(sql: "PRAGMA cache_size = -512")
             // Checkpoints run beside the writer (see Checkpointer). They cannot restart the log while commits keep
             // coming, so SQLite's own, in the commit that passes this many pages (16 MiB), still runs now and then:

@@ -5,6 +5,8 @@ import WorkoutKit
 /// `store-probe STORE`: collects one heart-rate sample every 5 ms into a running workout in STORE,
 /// printing `committed N` after each save returns, until killed. The crash-recovery test SIGKILLs it.
 /// `store-probe STORE recover`: recovers the session and prints its state and sample values as JSON.
+/// `store-probe STORE readings`: prints the time of every heart-rate reading in STORE (seconds since 1970, one a
+/// line, series unpacked), read through the store's public queries: the scripts' check that nothing was lost.
 /// `store-probe STORE long-workout HOURS`: records a finished cycling workout of HOURS hours ending a minute
 /// ago, a reading a second and a beat series a minute, then prints its id (the export tests' large workout).
 @main
@@ -12,12 +14,20 @@ enum StoreProbe {
     static func main() async throws {
         let arguments = CommandLine.arguments
         guard arguments.count >= 2 else {
-            FileHandle.standardError.write(Data("usage: store-probe STORE [recover]\n".utf8))
+            FileHandle.standardError.write(Data("usage: store-probe STORE [recover | readings | long-workout HOURS]\n".utf8))
             exit(2)
         }
         let store = try SQLiteHealthStore(path: arguments[1])
         if arguments.count > 3, arguments[2] == "long-workout", let hours = Double(arguments[3]), hours > 0 {
             print(try await longWorkout(hours: hours, in: store).uuidString)
+            return
+        }
+        if arguments.count > 2, arguments[2] == "readings" {
+            for sample in try await store.samples(of: .heartRate) {
+                for reading in try await store.seriesQuantities(of: sample.id) {
+                    print(String(format: "%.6f", reading.dateInterval.start.timeIntervalSince1970))
+                }
+            }
             return
         }
         if arguments.count > 2, arguments[2] == "recover" {

@@ -18,8 +18,8 @@ package enum LiveLogLine {
         snapshot: WorkoutSnapshot,
         privacy: Privacy
     ) -> String {
-        // Byte by byte into one buffer: with a hundred sensors this runs hundreds of times a second, and building
-        // it from interpolated parts and `joined` cost a third of the live log's time.
+        // Byte by byte into one buffer: with many sensors this runs hundreds of times a second, and interpolated
+        // parts and `joined` allocate for every field.
         var line = LineText()
         line.timestamp(date)
         if privacy == .full, let reading {
