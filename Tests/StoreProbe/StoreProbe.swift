@@ -14,7 +14,8 @@ enum StoreProbe {
     static func main() async throws {
         let arguments = CommandLine.arguments
         guard arguments.count >= 2 else {
-            FileHandle.standardError.write(Data("usage: store-probe STORE [recover | readings | long-workout HOURS]\n".utf8))
+            let usage = "usage: store-probe STORE [recover | readings | long-workout HOURS]\n"
+            FileHandle.standardError.write(Data(usage.utf8))
             exit(2)
         }
         let store = try SQLiteHealthStore(path: arguments[1])

@@ -1,7 +1,7 @@
 import BlueZ
 import DBus
-import SQLiteStore
 import ServiceLifecycle
+import WorkoutKit
 
 /// The bus connection: it stays open until shutdown, and a lost bus stops the daemon (systemd restarts it).
 final class BusService: Service, Sendable {
@@ -28,9 +28,9 @@ final class BusService: Service, Sendable {
 
 /// The store: everything saved is committed before the daemon exits.
 final class StoreService: Service, Sendable {
-    let store: SQLiteHealthStore
+    let store: any HealthStore
 
-    init(store: SQLiteHealthStore) { self.store = store }
+    init(store: any HealthStore) { self.store = store }
 
     func run() async throws {
         try? await gracefulShutdown()
