@@ -33,8 +33,8 @@ extension RecordingOutput {
 /// 1. **Sensor stage**, on the D-Bus connection's loop thread, for everything one bus tick read. A
 ///    `PropertiesChanged` carrying a characteristic's `Value: ay` alone is read straight from libdbus's buffer
 ///    (`DBus/ByteValueChange`) and routed by object path to the notify session of its `HeartRateSensor`; a sensor on
-///    AcquireNotify (`[bluetooth] notify`, the default) has a socket instead, polled with the bus and read in the
-///    same tick, each datagram handed to the same session. The sensor's `HeartRateReadingProcessor` bounds the rate,
+///    AcquireNotify (`[bluetooth] notify`, the default) has a socket instead (`BlueZ/NotificationSocket`, a
+///    descriptor watch of the bus's loop), read in the same tick, each datagram handed to the same session. The sensor's `HeartRateReadingProcessor` bounds the rate,
 ///    decodes 0x2A37 and places the RR intervals, and reports each reading to its delegate, the ``SensorManager``
 ///    (``SensorManager/hold(_:)``); when the read is complete (as SwiftNIO's `channelReadComplete`) the manager
 ///    hands over everything it holds, every sensor's readings of that tick, as one batch
