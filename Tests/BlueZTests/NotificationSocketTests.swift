@@ -23,30 +23,6 @@ import Testing
         }
     }
 
-    /// A SOCK_SEQPACKET pair, as bluetoothd's AcquireNotify makes one.
-    static func socketPair() throws -> (ours: Int32, theirs: Int32) {
-        var fds: [Int32] = [-1, -1]
-        try #require(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &fds) == 0)
-        return (fds[0], fds[1])
-    }
-
-    static func send(_ fd: Int32, _ bytes: [UInt8]) {
-        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-    }
-
-    /// What `/proc/self/fd/N` links to (`socket:[inode]`), which names the socket itself: a descriptor number may
-    /// be taken again at once by another test running beside this one.
-    static func identity(_ fd: Int32) throws -> String {
-        try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")
-    }
-
-    /// The descriptors open in this process that refer to the socket `identity` names.
-    static func descriptors(of identity: String) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").filter {
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == identity
-        }
-    }
-
     func read(_ connection: DBusConnection, _ fd: Int32, into received: Received) -> DBusDescriptorWatch {
         NotificationSocket.read(fd, on: connection) { bytes, _ in
             received.values.withLock { $0.append(Array(bytes)) }
@@ -71,19 +47,19 @@ import Testing
 
     @Test func everyDatagramInOrderAndAHangUpAfterTheLast() async throws {
         try await withConnection { fixture in
-            let (ours, theirs) = try Self.socketPair()
-            let socket = try Self.identity(ours)
+            let (ours, theirs) = try SocketPair.make()
+            let socket = try SocketPair.identity(ours)
             let received = Received()
             _ = read(fixture.client, ours, into: received)
             let sent = (0..<200).map { index -> [UInt8] in [0x10, UInt8(60 + index % 100), UInt8(index), 0x03] }
             // More than the socket holds: the sends block until the loop reads, so not on the cooperative pool.
             try await offThePool {
                 for (index, value) in sent.enumerated() {
-                    Self.send(theirs, value)
-                    if index == 100 { Self.send(theirs, []) }
+                    SocketPair.send(theirs, value)
+                    if index == 100 { SocketPair.send(theirs, []) }
                 }
-                Self.send(theirs, [UInt8](repeating: 0xAB, count: 512))
-                Self.send(theirs, [UInt8](repeating: 0xCD, count: 513))
+                SocketPair.send(theirs, [UInt8](repeating: 0xAB, count: 512))
+                SocketPair.send(theirs, [UInt8](repeating: 0xCD, count: 513))
                 close(theirs)
             }
             try await received.wait(for: 203, ends: 1)
@@ -94,34 +70,34 @@ import Testing
             expected.append([])
             #expect(received.values.withLock { $0 } == expected)
             #expect(received.ends.withLock { $0 } == [.hungUp])
-            #expect(try Self.descriptors(of: socket).isEmpty, "the reader closes its socket")
+            #expect(try SocketPair.descriptors(of: socket).isEmpty, "the reader closes its socket")
         }
     }
 
     @Test func aZeroLengthDatagramAloneIsNotTheEnd() async throws {
         try await withConnection { fixture in
-            let (ours, theirs) = try Self.socketPair()
+            let (ours, theirs) = try SocketPair.make()
             defer { close(theirs) }
-            let socket = try Self.identity(ours)
+            let socket = try SocketPair.identity(ours)
             let received = Received()
             _ = read(fixture.client, ours, into: received)
-            Self.send(theirs, [])
+            SocketPair.send(theirs, [])
             try await received.wait(for: 1)
             // A round trip: the loop has polled the socket again since it read the empty datagram.
             _ = try await fixture.client.nameOwner(of: "org.freedesktop.DBus")
-            Self.send(theirs, [0x00, 0x48])
+            SocketPair.send(theirs, [0x00, 0x48])
             try await received.wait(for: 2)
             #expect(received.values.withLock { $0 } == [[], [0x00, 0x48]])
             #expect(received.ends.withLock { $0 }.isEmpty)
-            #expect(try Self.descriptors(of: socket) == ["\(ours)"], "the socket is still open")
+            #expect(try SocketPair.descriptors(of: socket) == ["\(ours)"], "the socket is still open")
         }
     }
 
     @Test func closingAndTheConnectionClosingEndEachSourceOnce() async throws {
         try await withConnection { fixture in
-            let (first, firstPeer) = try Self.socketPair()
-            let (second, secondPeer) = try Self.socketPair()
-            let secondSocket = try Self.identity(second)
+            let (first, firstPeer) = try SocketPair.make()
+            let (second, secondPeer) = try SocketPair.make()
+            let secondSocket = try SocketPair.identity(second)
             defer {
                 close(firstPeer)
                 close(secondPeer)
@@ -130,7 +106,7 @@ import Testing
             let source = read(fixture.client, first, into: closed)
             let left = Received()
             _ = read(fixture.client, second, into: left)
-            Self.send(firstPeer, [0x00, 0x50])
+            SocketPair.send(firstPeer, [0x00, 0x50])
             try await closed.wait(for: 1)
             NotificationSocket.close(source, on: fixture.client)
             NotificationSocket.close(source, on: fixture.client)
@@ -144,13 +120,13 @@ import Testing
             #expect(left.ends.withLock { $0 } == [.connectionClosed])
             // The second close, and the connection's, told the closed source nothing more.
             #expect(closed.ends.withLock { $0 } == [.closed])
-            #expect(try Self.descriptors(of: secondSocket).isEmpty)
+            #expect(try SocketPair.descriptors(of: secondSocket).isEmpty)
         }
     }
 
     @Test func aFloodingSocketDoesNotStarveTheBus() async throws {
         try await withConnection { fixture in
-            let (ours, theirs) = try Self.socketPair()
+            let (ours, theirs) = try SocketPair.make()
             let received = Received()
             _ = read(fixture.client, ours, into: received)
             let stop = Atomic<Bool>(false)
@@ -181,7 +157,7 @@ import Testing
 
     @Test func aReadsDatagramsAreFollowedByOneReadComplete() async throws {
         try await withConnection { fixture in
-            let (ours, theirs) = try Self.socketPair()
+            let (ours, theirs) = try SocketPair.make()
             defer { close(theirs) }
             let log = Mutex<[Character]>([])
             _ = NotificationSocket.read(ours, on: fixture.client) { _, _ in
@@ -190,7 +166,7 @@ import Testing
                 log.withLock { $0.append("|") }
             } onEnd: { _ in
             }
-            for beat in 0..<20 { Self.send(theirs, [0x00, UInt8(60 + beat)]) }
+            for beat in 0..<20 { SocketPair.send(theirs, [0x00, UInt8(60 + beat)]) }
             try await waitUntil("20 datagrams and a read-complete after the last") {
                 log.withLock { $0.filter { $0 == "v" }.count == 20 && $0.last == "|" }
             }

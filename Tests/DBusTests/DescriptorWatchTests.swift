@@ -9,30 +9,6 @@ import Testing
 /// dispatch, and the descriptor closed and the end told once however the watch ends; and a descriptor nobody asked
 /// for (a signal or call carrying one) is never opened.
 @Suite struct DescriptorWatchTests {
-    /// A SOCK_SEQPACKET pair.
-    static func socketPair() throws -> (ours: Int32, theirs: Int32) {
-        var fds: [Int32] = [-1, -1]
-        try #require(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &fds) == 0)
-        return (fds[0], fds[1])
-    }
-
-    static func send(_ fd: Int32, _ bytes: [UInt8]) {
-        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-    }
-
-    /// What `/proc/self/fd/N` links to (`socket:[inode]`), which names the socket itself: a descriptor number may
-    /// be taken again at once by another test running beside this one.
-    static func identity(_ fd: Int32) throws -> String {
-        try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")
-    }
-
-    /// The descriptors open in this process that refer to the socket `identity` names.
-    static func descriptors(of identity: String) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").filter {
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == identity
-        }
-    }
-
     /// What a watch's reader saw, and how the watch ended.
     final class Log: Sendable {
         let entries = Mutex<[String]>([])
@@ -59,14 +35,14 @@ import Testing
 
     @Test func theReaderIsCalledForInputAndItsReadCompleteFollows() async throws {
         try await withBus { fixture in
-            let (ours, theirs) = try Self.socketPair()
+            let (ours, theirs) = try SocketPair.make()
             defer { close(theirs) }
             let log = Log()
             _ = watch(fixture.client, ours, log)
-            Self.send(theirs, [7])
+            SocketPair.send(theirs, [7])
             try await waitUntil("the read and its read-complete") { log.entries.withLock { $0.count } >= 2 }
             #expect(log.entries.withLock { $0 } == ["read 7", "complete"])
-            Self.send(theirs, [8])
+            SocketPair.send(theirs, [8])
             try await waitUntil("the second read") { log.entries.withLock { $0.count } >= 4 }
             #expect(log.entries.withLock { $0 } == ["read 7", "complete", "read 8", "complete"])
             #expect(log.ends.withLock { $0 }.isEmpty)
@@ -75,23 +51,23 @@ import Testing
 
     @Test func aReaderThatSaysItIsDoneEndsTheWatchAndClosesTheDescriptor() async throws {
         try await withBus { fixture in
-            let (ours, theirs) = try Self.socketPair()
+            let (ours, theirs) = try SocketPair.make()
             defer { close(theirs) }
-            let socket = try Self.identity(ours)
+            let socket = try SocketPair.identity(ours)
             let log = Log()
             _ = watch(fixture.client, ours, log)
-            Self.send(theirs, [0xFF])
+            SocketPair.send(theirs, [0xFF])
             try await waitUntil("the watch ending") { !log.ends.withLock { $0 }.isEmpty }
             #expect(log.ends.withLock { $0 } == [.byReader])
-            #expect(try Self.descriptors(of: socket).isEmpty, "the watch closes its descriptor")
+            #expect(try SocketPair.descriptors(of: socket).isEmpty, "the watch closes its descriptor")
         }
     }
 
     @Test func stoppingAndTheConnectionClosingEndEachWatchOnce() async throws {
         try await withBus { fixture in
-            let (first, firstPeer) = try Self.socketPair()
-            let (second, secondPeer) = try Self.socketPair()
-            let secondSocket = try Self.identity(second)
+            let (first, firstPeer) = try SocketPair.make()
+            let (second, secondPeer) = try SocketPair.make()
+            let secondSocket = try SocketPair.identity(second)
             defer {
                 close(firstPeer)
                 close(secondPeer)
@@ -110,7 +86,7 @@ import Testing
             try await waitUntil("the other watch ending") { !left.ends.withLock { $0 }.isEmpty }
             #expect(left.ends.withLock { $0 } == [.connectionClosed])
             #expect(stopped.ends.withLock { $0 } == [.stopped], "told once, and nothing more at the close")
-            #expect(try Self.descriptors(of: secondSocket).isEmpty)
+            #expect(try SocketPair.descriptors(of: secondSocket).isEmpty)
         }
     }
 
@@ -120,7 +96,7 @@ import Testing
             let object = DBusObject(path: "/test/fd")
             object.addInterface(DBusInterface("org.systole.Test.FD", methods: [DBusMethod("Take") { _ in [] }]))
             fixture.client.export(object)
-            let (ours, theirs) = try Self.socketPair()
+            let (ours, theirs) = try SocketPair.make()
             defer {
                 close(ours)
                 close(theirs)
@@ -156,7 +132,7 @@ import Testing
             #expect(refused == 50)
             // Each message carried a copy of `ours`: had one been opened here, it would still point at its socket
             // (other tests in this process open descriptors meanwhile, so the socket is what is counted).
-            let copies = try Self.descriptors(of: try Self.identity(ours))
+            let copies = try SocketPair.descriptors(of: try SocketPair.identity(ours))
             #expect(copies == ["\(ours)"], "\(copies.count) descriptors of the socket open")
         }
     }
