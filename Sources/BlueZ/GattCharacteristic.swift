@@ -73,7 +73,7 @@ public struct GattCharacteristic: Sendable, Hashable {
     /// connection: a second session on the same connection shares it, and stopping either ends it.
     ///
     /// With `routesValues` false the caller has routed this characteristic's `Value` signals itself
-    /// (`DBusConnection.routeByteValue`), and only the rare signal that changes more than the value reaches
+    /// (``routeValues(of:on:to:onReadComplete:)``), and only the rare signal that changes more than the value reaches
     /// `onValue` from here. A caller does that to keep the values coming between sessions: bluetoothd resumes a
     /// session by itself when the link comes back, before the caller has subscribed again.
     ///
@@ -169,26 +169,32 @@ extension GattCharacteristic {
         }
     }
 
-    /// Hands each `Value` signal bluetoothd sends for the characteristic at `path` to `deliver`, read on the bus's
-    /// fast path, until the route is removed, and `onReadComplete` once after the last value of each read of the
-    /// bus. Only bluetoothd's signals count: anyone may send one on a system bus.
+    /// Hands each `Value` signal bluetoothd sends for the characteristic at `path` to `deliver`, read in place on
+    /// the bus's fast path (``ValueChange``), until the route is removed, and `onReadComplete` once after the last
+    /// value of each read of the bus. Only bluetoothd's signals count: anyone may send one on a system bus. A signal
+    /// that says more than the value alone takes the general path, to the client's sinks.
     public static func routeValues(
         of path: String,
         on connection: DBusConnection,
         to deliver: @escaping @Sendable (GattNotification) -> Void,
         onReadComplete: @escaping @Sendable () -> Void = {}
-    ) -> DBusByteValueRoute {
-        connection.routeByteValue(
-            of: "Value",
-            interface: BlueZ.Interface.gattCharacteristic,
+    ) -> DBusSignalRoute {
+        connection.routeSignals(
             path: path,
+            interface: "org.freedesktop.DBus.Properties",
+            member: "PropertiesChanged",
             sender: BlueZ.service,
-            to: { bytes, receivedAt in
-                deliver(GattNotification(value: Array(bytes), receivedAt: receivedAt, receivedDate: Date()))
+            to: { message, receivedAt in
+                ValueChange.read(message, interface: characteristicInterface, property: valueProperty) { bytes in
+                    deliver(GattNotification(value: Array(bytes), receivedAt: receivedAt, receivedDate: Date()))
+                }
             },
             onReadComplete: onReadComplete
         )
     }
+
+    private static let characteristicInterface = ContiguousArray(BlueZ.Interface.gattCharacteristic.utf8CString)
+    private static let valueProperty = ContiguousArray("Value".utf8CString)
 }
 
 /// One notification (or indication) of a characteristic value.

@@ -117,7 +117,7 @@ extension LoopRegistry {
             loop?.stop()
             return
         }
-        if !byteValueRoutes.isEmpty, routeByteValue(message, interface: interface, member: member) { return }
+        if !signalRoutes.isEmpty, routeSignal(message, interface: interface, member: member) { return }
         // No signal taken here carries a file descriptor, and reading one would open a copy that nobody closes:
         // anyone on the bus could exhaust the process's descriptors with them.
         guard !message.carriesFileDescriptors, let arguments = try? message.arguments() else { return }

@@ -2,7 +2,7 @@ import CDBus
 import Glibc
 import Synchronization
 
-/// Signals: subscriptions, the owners of watched names, and the byte-valued properties routed on the fast path.
+/// Signals: subscriptions, the owners of watched names, and the routes that read signals in place on the fast path.
 extension LoopRegistry {
     // MARK: Signals
 
@@ -51,34 +51,35 @@ extension LoopRegistry {
         if nameOwners[name] == nil { nameOwners[name] = owner }
     }
 
-    /// Loop thread: routes `path`'s property to the entry's handler too (each session of the path has its own).
-    func addByteValueRoute(_ entry: ByteValueRouteEntry, path: String) {
+    /// Loop thread: routes `path`'s signals to the entry's reader too (each session of the path has its own).
+    func addSignalRoute(_ entry: SignalRouteEntry, path: String) {
         assertOnLoopThread()
-        byteValueRoutes[path, default: []].append(entry)
+        signalRoutes[path, default: []].append(entry)
     }
 
     /// Loop thread: ends `route`.
-    func removeByteValueRoute(_ route: DBusByteValueRoute) {
+    func removeSignalRoute(_ route: DBusSignalRoute) {
         assertOnLoopThread()
-        byteValueRoutes[route.path]?.removeAll { $0.id == route.id }
-        if byteValueRoutes[route.path]?.isEmpty == true { byteValueRoutes.removeValue(forKey: route.path) }
+        signalRoutes[route.path]?.removeAll { $0.id == route.id }
+        if signalRoutes[route.path]?.isEmpty == true { signalRoutes.removeValue(forKey: route.path) }
     }
 
-    /// Hands a routed property's bytes to its handlers; false when `message` is not for a route or says more than
-    /// the one property (the general path then takes it). Routes of one path share their sender, interface and
-    /// property (one characteristic's Value); the first route's are checked.
-    func routeByteValue(_ message: Message, interface: String, member: String) -> Bool {
-        guard member == "PropertiesChanged", interface == Properties.interface, let path = message.path,
-            let routes = byteValueRoutes[path], let route = routes.first
+    /// Hands `message` to the readers of its path's routes; false when it is not for a route or no reader took it
+    /// (the general path then takes it). Routes of one path share their sender, interface and member (one
+    /// characteristic's notifications); the first route's are checked.
+    func routeSignal(_ message: Message, interface: String, member: String) -> Bool {
+        guard let path = message.path, let routes = signalRoutes[path], let first = routes.first,
+            first.member == member, first.interface == interface
         else { return false }
         // Only the owner the route names may feed it: on the system bus anyone can send a signal for any path.
-        guard let owner = nameOwners[route.sender], message.sender == owner else { return false }
+        guard let owner = nameOwners[first.sender], message.sender == owner else { return false }
         let receivedAt = ContinuousClock.now
-        return ByteValueChange.read(message.raw, interface: route.interface, property: route.property) { bytes in
-            for route in routes {
-                route.handler(bytes, receivedAt)
-                if let complete = route.onReadComplete { loop?.readComplete(route.id, complete) }
-            }
+        let view = DBusMessageView(raw: message.raw)
+        var taken = false
+        for route in routes where route.reader(view, receivedAt) {
+            taken = true
+            if let complete = route.onReadComplete { loop?.readComplete(route.id, complete) }
         }
+        return taken
     }
 }

@@ -36,8 +36,8 @@ final class LoopRegistry: @unchecked Sendable {
 
     var objects: [String: DBusObject] = [:]
     var managers: Set<String> = []
-    /// Byte-valued properties read on the fast path, by object path.
-    var byteValueRoutes: [String: [ByteValueRouteEntry]] = [:]
+    /// Signals read in place on the fast path, by object path.
+    var signalRoutes: [String: [SignalRouteEntry]] = [:]
     /// Tasks waiting for the connection to close (any thread adds or removes one; the loop thread resumes them).
     let closeWaiters = Mutex<CloseWaiters>(CloseWaiters())
 

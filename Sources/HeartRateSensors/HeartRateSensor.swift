@@ -92,7 +92,7 @@ public final class HeartRateSensor: Sendable {
         /// The measurement's `Value` signals, routed from the first StartNotify for as long as the sensor runs:
         /// bluetoothd resumes a StartNotify session by itself when the link comes back, before this sensor has
         /// subscribed again, and what the strap sends meanwhile waits in `early` instead of being lost.
-        var standingRoute: (path: String, route: DBusByteValueRoute)?
+        var standingRoute: (path: String, route: DBusSignalRoute)?
         /// Where the routed values go during a StartNotify session, and the end of each read; nil between sessions.
         var onValue: (@Sendable (GattNotification) -> Void)?
         var onReadComplete: (@Sendable () -> Void)?

@@ -31,14 +31,14 @@ extension RecordingOutput {
 /// line: four stages and one hand-off between threads. ``run()`` calls them in order.
 ///
 /// 1. **Sensor stage**, on the D-Bus connection's loop thread, for everything one bus tick read. A
-///    `PropertiesChanged` carrying a characteristic's `Value: ay` alone is read straight from libdbus's buffer
-///    (`DBus/ByteValueChange`) and routed by object path to the notify session of its `HeartRateSensor`; a sensor on
-///    AcquireNotify (`[bluetooth] notify`, the default) has a socket instead (`BlueZ/NotificationSocket`, a
-///    descriptor watch of the bus's loop), read in the same tick, each datagram handed to the same session. The sensor's `HeartRateReadingProcessor` bounds the rate,
-///    decodes 0x2A37 and places the RR intervals, and reports each reading to its delegate, the ``SensorManager``
-///    (``SensorManager/hold(_:)``); when the read is complete (as SwiftNIO's `channelReadComplete`) the manager
-///    hands over everything it holds, every sensor's readings of that tick, as one batch
-///    (``SensorManager/handOverHeldReadings()``).
+///    `PropertiesChanged` carrying a characteristic's `Value: ay` alone is read in place from libdbus's buffer
+///    (`BlueZ/ValueChange`, on a `DBus` signal route) and goes by object path to the notify session of its
+///    `HeartRateSensor`; a sensor on AcquireNotify (`[bluetooth] notify`, the default) has a socket instead
+///    (`BlueZ/NotificationSocket`, a descriptor watch of the bus's loop), read in the same tick, each datagram handed
+///    to the same session. The sensor's `HeartRateReadingProcessor` bounds the rate, decodes 0x2A37 and places the
+///    RR intervals, and reports each reading to its delegate, the ``SensorManager`` (``SensorManager/hold(_:)``);
+///    when the read is complete (as SwiftNIO's `channelReadComplete`) the manager hands over everything it holds,
+///    every sensor's readings of that tick, as one batch (``SensorManager/handOverHeldReadings()``).
 /// 2. **The hand-off** (``takeHandedOver(from:)``): the batch waits in this pipeline's ``Mailbox``; the workout
 ///    thread takes everything waiting in one go, so a tick that arrives while a commit runs goes into the next one.
 /// 3. **Workout stage** (``recordInWorkouts(_:)``), on the ``WorkoutThread``: ``WorkoutManager/record(_:)`` turns

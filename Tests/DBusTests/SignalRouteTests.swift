@@ -4,13 +4,13 @@ import Testing
 
 @testable import DBus
 
-/// The fast path for a characteristic's `Value`: routed signals reach the handler with their bytes and nothing
-/// else; everything a route cannot take whole (more properties, invalidations, another interface, another sender,
-/// after the route ends) reaches the subscriptions as before.
-@Suite struct ByteValueRouteTests {
+/// Signals read in place on the fast path: a route's reader gets the signals of its path, member and sender first;
+/// what it declines, what another sender says and what comes after the route ends reach the subscriptions as before.
+@Suite struct SignalRouteTests {
     static let sender = "org.systole.Test.Radio"
-    static let path = "/org/bluez/hci0/dev_00_11_22_33_44_55/service000c/char000d"
-    static let characteristic = "org.bluez.GattCharacteristic1"
+    static let path = "/org/systole/test/strap"
+    static let interface = "org.systole.Test.Radio1"
+    static let ay = ContiguousArray("ay".utf8CString)
 
     /// What a route handed over: the bytes of each value, in order.
     final class Received: Sendable {
@@ -18,61 +18,67 @@ import Testing
         func take(_ bytes: UnsafeRawBufferPointer) { values.withLock { $0.append(Array(bytes)) } }
     }
 
-    func changed(
-        _ properties: [String: DBusValue],
-        interface: String = characteristic,
-        invalidated: [String] = [],
+    /// Emits `Beat` with `arguments` (a route's reader takes one carrying `ay` alone).
+    func beat(
+        _ arguments: [DBusValue],
+        member: String = "Beat",
         path: String = path,
         from connection: DBusConnection
-    ) throws {
-        try connection.emit(
-            path: path,
-            interface: "org.freedesktop.DBus.Properties",
-            member: "PropertiesChanged",
-            arguments: [.string(interface), .propertyMap(properties), .strings(invalidated)]
+    )
+        throws
+    {
+        try connection.emit(path: path, interface: Self.interface, member: member, arguments: arguments)
+    }
+
+    /// Takes a signal of a byte array alone into `received`; declines anything else.
+    static func reader(_ received: Received) -> DBusSignalReader {
+        { message, _ in
+            guard message.hasSignature(ay), let arguments = message.arguments() else { return false }
+            arguments.withBytes { received.take($0) }
+            return true
+        }
+    }
+
+    func route(_ connection: DBusConnection, to received: Received) -> DBusSignalRoute {
+        connection.routeSignals(
+            path: Self.path,
+            interface: Self.interface,
+            member: "Beat",
+            sender: Self.sender,
+            to: Self.reader(received)
         )
     }
 
     /// A subscription to everything the sender says (which also makes the client follow the sender's owner), and a
     /// route for the characteristic's Value beside it.
-    func setUp(_ fixture: BusFixture) async throws -> (SignalStream, Received, DBusByteValueRoute) {
+    func setUp(_ fixture: BusFixture) async throws -> (SignalStream, Received, DBusSignalRoute) {
         try await fixture.server.requestName(Self.sender)
         let signals = try await fixture.client.signals(matching: DBusMatchRule(sender: Self.sender))
         let received = Received()
-        let route = fixture.client.routeByteValue(
-            of: "Value",
-            interface: Self.characteristic,
-            path: Self.path,
-            sender: Self.sender
-        ) { bytes, _ in received.take(bytes) }
+        let route = route(fixture.client, to: received)
         // A round trip after the route is queued: the loop thread has it in place before anything below is sent.
         _ = try await fixture.client.nameOwner(of: Self.sender)
         return (signals, received, route)
     }
 
-    @Test func aValueAloneGoesToTheRouteAndAnythingMoreToTheSubscriptions() async throws {
+    @Test func whatTheReaderTakesGoesToItAndWhatItDeclinesToTheSubscriptions() async throws {
         try await withBus { fixture in
             let (signals, received, _) = try await setUp(fixture)
-            try changed(["Value": .bytes([0x16, 0x48, 0x54, 0x01])], from: fixture.server)
-            try changed(["Value": .bytes([])], from: fixture.server)
-            try changed(["Value": .bytes([0x00, 0x47]), "Notifying": .boolean(true)], from: fixture.server)
-            try changed(["Value": .bytes([0x00, 0x48])], invalidated: ["Flags"], from: fixture.server)
-            try changed(["Value": .bytes([0x00, 0x49])], interface: "org.bluez.GattDescriptor1", from: fixture.server)
-            try changed(["Value": .string("not bytes")], from: fixture.server)
-            try changed(["Value": .bytes([0x00, 0x4A])], path: Self.path + "x", from: fixture.server)
+            try beat([.bytes([0x16, 0x48, 0x54, 0x01])], from: fixture.server)
+            try beat([.bytes([])], from: fixture.server)
+            try beat([.bytes([0x00, 0x47]), .boolean(true)], from: fixture.server)
+            try beat([.string("not bytes")], from: fixture.server)
+            try beat([.bytes([0x00, 0x49])], member: "Other", from: fixture.server)
+            try beat([.bytes([0x00, 0x4A])], path: Self.path + "x", from: fixture.server)
             try fixture.server.emit(path: Self.path, interface: "org.systole.Test.Signals", member: "End")
-            var general: [DBusSignal] = []
+            var general: [DBusValue] = []
             for try await signal in signals {
                 if signal.member == "End" { break }
-                general.append(signal)
+                general.append(signal.arguments[0])
             }
             #expect(received.values.withLock { $0 } == [[0x16, 0x48, 0x54, 0x01], []])
-            let values = general.compactMap { $0.arguments[1].propertyMap?["Value"] }
             #expect(
-                values == [
-                    .bytes([0x00, 0x47]), .bytes([0x00, 0x48]), .bytes([0x00, 0x49]), .string("not bytes"),
-                    .bytes([0x00, 0x4A]),
-                ]
+                general == [.bytes([0x00, 0x47]), .string("not bytes"), .bytes([0x00, 0x49]), .bytes([0x00, 0x4A])]
             )
         }
     }
@@ -82,20 +88,20 @@ import Testing
             let (signals, received, _) = try await setUp(fixture)
             // A broad subscription makes the bus hand the client every sender's PropertiesChanged, so the
             // intruder's signal does reach the client: only the route's sender check keeps it out.
-            let everything = try await fixture.client.signals(matching: DBusMatchRule(member: "PropertiesChanged"))
+            let everything = try await fixture.client.signals(matching: DBusMatchRule(member: "Beat"))
             let intruder = try await DBusConnection.connect(to: .address(fixture.bus.address))
             defer { intruder.close() }
-            try changed(["Value": .bytes([0x00, 0xFF])], from: intruder)
+            try beat([.bytes([0x00, 0xFF])], from: intruder)
             // The intruder's signal is routed to the client before the round trip's reply.
             _ = try await intruder.nameOwner(of: Self.sender)
-            try changed(["Value": .bytes([0x00, 0x50])], from: fixture.server)
+            try beat([.bytes([0x00, 0x50])], from: fixture.server)
             try fixture.server.emit(path: Self.path, interface: "org.systole.Test.Signals", member: "End")
             for try await signal in signals where signal.member == "End" { break }
             #expect(received.values.withLock { $0 } == [[0x00, 0x50]])
             var broad = everything.makeAsyncIterator()
             let first = try await broad.next()
             #expect(first?.sender == intruder.uniqueName, "the intruder's signal reached the client's general path")
-            #expect(first?.arguments[1].propertyMap?["Value"] == .bytes([0x00, 0xFF]))
+            #expect(first?.arguments.first == .bytes([0x00, 0xFF]))
         }
     }
 
@@ -103,14 +109,9 @@ import Testing
         try await withBus { fixture in
             let (signals, received, _) = try await setUp(fixture)
             let second = Received()
-            fixture.client.routeByteValue(
-                of: "Value",
-                interface: Self.characteristic,
-                path: Self.path,
-                sender: Self.sender
-            ) { bytes, _ in second.take(bytes) }
+            _ = route(fixture.client, to: second)
             _ = try await fixture.client.nameOwner(of: Self.sender)
-            try changed(["Value": .bytes([0x00, 0x53])], from: fixture.server)
+            try beat([.bytes([0x00, 0x53])], from: fixture.server)
             try fixture.server.emit(path: Self.path, interface: "org.systole.Test.Signals", member: "End")
             for try await signal in signals where signal.member == "End" { break }
             #expect(received.values.withLock { $0 } == [[0x00, 0x53]])
@@ -121,16 +122,16 @@ import Testing
     @Test func anEndedRouteSendsItsValuesTheGeneralWayAgain() async throws {
         try await withBus { fixture in
             let (signals, received, route) = try await setUp(fixture)
-            try changed(["Value": .bytes([0x00, 0x51])], from: fixture.server)
+            try beat([.bytes([0x00, 0x51])], from: fixture.server)
             _ = await eventually { !received.values.withLock { $0.isEmpty } }
             fixture.client.removeRoute(route)
             _ = try await fixture.client.nameOwner(of: Self.sender)
-            try changed(["Value": .bytes([0x00, 0x52])], from: fixture.server)
+            try beat([.bytes([0x00, 0x52])], from: fixture.server)
             try fixture.server.emit(path: Self.path, interface: "org.systole.Test.Signals", member: "End")
             var general: [DBusValue] = []
             for try await signal in signals {
                 if signal.member == "End" { break }
-                if let value = signal.arguments[1].propertyMap?["Value"] { general.append(value) }
+                if let value = signal.arguments.first { general.append(value) }
             }
             #expect(received.values.withLock { $0 } == [[0x00, 0x51]])
             #expect(general == [.bytes([0x00, 0x52])])
@@ -157,16 +158,19 @@ import Testing
                     if !loop.isCurrent { log.offLoop += 1 }
                 }
             }
-            client.routeByteValue(
-                of: "Value",
-                interface: Self.characteristic,
+            client.routeSignals(
                 path: Self.path,
+                interface: Self.interface,
+                member: "Beat",
                 sender: Self.sender,
-                to: { _, _ in note("v") },
+                to: { _, _ in
+                    note("v")
+                    return true
+                },
                 onReadComplete: { note("|") }
             )
             _ = try await client.nameOwner(of: Self.sender)
-            for beat in 0..<50 { try changed(["Value": .bytes([0x00, UInt8(60 + beat)])], from: fixture.server) }
+            for rate in 0..<50 { try beat([.bytes([0x00, UInt8(60 + rate)])], from: fixture.server) }
             try fixture.server.emit(path: Self.path, interface: "org.systole.Test.Signals", member: "End")
             for try await signal in signals where signal.member == "End" { break }
             try await waitUntil("the read-complete after the last value") { log.withLock { $0.entries.last == "|" } }
