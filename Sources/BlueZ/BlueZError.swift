@@ -76,7 +76,7 @@ public struct BlueZError: Error, Hashable, Sendable, CustomStringConvertible {
 
 extension DBusConnection {
     /// Calls a method of bluetoothd, mapping errors to ``BlueZError``.
-    func callBlueZ(
+    package func callBlueZ(
         _ path: String,
         _ interface: String,
         _ method: String,

@@ -271,28 +271,4 @@ import Testing
             await application.unregister(from: adapter)
         }
     }
-
-    @Test func pairingNeedsAnAgentAndOursDoesJustWorks() async throws {
-        try await withSimulator(scenario(.powerbeatsPro2)) { bt in
-            let adapter = try bt.client.adapter(named: nil)
-            let device = try await bt.discoverFirstDevice(on: adapter)
-            #expect(adapter.isPairable == false)
-
-            let noAgent = await #expect(throws: BlueZError.self) { try await device.pair() }
-            #expect(noAgent?.kind == .authenticationFailed)
-            #expect(!device.isPaired)
-
-            let agent = PairingAgent()
-            try await agent.register(with: bt.client)
-            #expect(await eventually { adapter.isPairable })
-            try await device.pair()
-            #expect(await eventually { device.isPaired && device.isBonded })
-            let again = await #expect(throws: BlueZError.self) { try await agent.register(with: bt.client) }
-            #expect(again?.kind == .alreadyExists)
-            try await device.setTrusted(true)
-            #expect(await eventually { device.isTrusted })
-            try await device.remove()
-            #expect(await eventually { !device.exists })
-        }
-    }
 }
