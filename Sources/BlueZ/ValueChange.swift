@@ -18,21 +18,15 @@ enum ValueChange {
         _ body: (UnsafeRawBufferPointer) -> Void
     ) -> Bool {
         guard message.hasSignature(signature), var arguments = message.arguments(), arguments.isString(interface),
-            arguments.next()
+            arguments.next(), var changes = arguments.entered(),
+            changes.typeCode == DBusArgumentReader.dictionaryEntry, var entry = changes.entered(),
+            entry.isString(property), entry.next(), let value = entry.entered(),
+            value.typeCode == DBusArgumentReader.array, value.elementTypeCode == DBusArgumentReader.byte
         else { return false }
-        var changes = arguments.entered()
-        guard changes.typeCode == DBusArgumentReader.dictionaryEntry else { return false }
-        var entry = changes.entered()
-        guard entry.isString(property), entry.next(), entry.typeCode == DBusArgumentReader.variant else { return false }
-        let value = entry.entered()
-        guard value.typeCode == DBusArgumentReader.array, value.elementTypeCode == DBusArgumentReader.byte else {
-            return false
-        }
         // Exactly one change and nothing invalidated: a signal that says more goes the general way.
-        guard !changes.next(), arguments.next(), arguments.entered().typeCode == DBusArgumentReader.end else {
+        guard !changes.next(), arguments.next(), arguments.entered()?.typeCode == DBusArgumentReader.end else {
             return false
         }
-        value.withBytes(body)
-        return true
+        return value.withBytes(body) != nil
     }
 }

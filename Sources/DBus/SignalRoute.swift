@@ -116,17 +116,27 @@ public struct DBusArgumentReader {
     /// Moves to the next argument; false when there is none.
     public mutating func next() -> Bool { dbus_message_iter_next(&iterator) != 0 }
 
-    /// A reader inside the container (array, dictionary entry, variant, structure) at the reader.
-    public func entered() -> DBusArgumentReader {
+    /// A reader inside the container (array, dictionary entry, variant, structure) at the reader; nil when the
+    /// argument there is not a container (a sender chooses what it sends: a reader must never assume).
+    public func entered() -> DBusArgumentReader? {
         var copy = iterator
+        let type = dbus_message_iter_get_arg_type(&copy)
+        guard
+            type == CDBUS_TYPE_ARRAY || type == CDBUS_TYPE_VARIANT || type == CDBUS_TYPE_DICT_ENTRY
+                || type == CDBUS_TYPE_STRUCT
+        else { return nil }
         var inner = DBusMessageIter()
         dbus_message_iter_recurse(&copy, &inner)
         return DBusArgumentReader(iterator: inner)
     }
 
-    /// Calls `body` with the bytes of the byte array at the reader (valid during the call only).
-    public func withBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+    /// Calls `body` with the bytes of the byte array at the reader (valid during the call only) and returns its
+    /// result; nil, without calling it, when the argument there is not an array of bytes.
+    public func withBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
         var copy = iterator
+        guard dbus_message_iter_get_arg_type(&copy) == CDBUS_TYPE_ARRAY,
+            dbus_message_iter_get_element_type(&copy) == CDBUS_TYPE_BYTE
+        else { return nil }
         var inner = DBusMessageIter()
         dbus_message_iter_recurse(&copy, &inner)
         var pointer: UnsafeMutableRawPointer?
@@ -136,7 +146,6 @@ public struct DBusArgumentReader {
     }
 
     /// Type codes a reader reports.
-    public static let string = CDBUS_TYPE_STRING
     public static let array = CDBUS_TYPE_ARRAY
     public static let byte = CDBUS_TYPE_BYTE
     public static let variant = CDBUS_TYPE_VARIANT

@@ -34,8 +34,7 @@ import Testing
     static func reader(_ received: Received) -> DBusSignalReader {
         { message, _ in
             guard message.hasSignature(ay), let arguments = message.arguments() else { return false }
-            arguments.withBytes { received.take($0) }
-            return true
+            return arguments.withBytes { received.take($0) } != nil
         }
     }
 
@@ -80,6 +79,43 @@ import Testing
             #expect(
                 general == [.bytes([0x00, 0x47]), .string("not bytes"), .bytes([0x00, 0x49]), .bytes([0x00, 0x4A])]
             )
+        }
+    }
+
+    /// A reader that does not check the signature first is not trapped by what a sender chose to send: entering a
+    /// string, or reading it as bytes, says no instead of reaching into libdbus with the wrong type.
+    @Test func readingAnArgumentAsTheWrongTypeSaysNo() async throws {
+        try await withBus { fixture in
+            try await fixture.server.requestName(Self.sender)
+            let signals = try await fixture.client.signals(matching: DBusMatchRule(sender: Self.sender))
+            let answers = Mutex<[String]>([])
+            fixture.client.routeSignals(path: Self.path, interface: Self.interface, member: "Beat", sender: Self.sender)
+            {
+                message,
+                _ in
+                guard let arguments = message.arguments() else { return false }
+                let entered = arguments.entered() == nil ? "not a container" : "entered"
+                let bytes = arguments.withBytes { _ in "bytes" } ?? "not bytes"
+                answers.withLock { $0.append("\(entered), \(bytes)") }
+                return false
+            }
+            _ = try await fixture.client.nameOwner(of: Self.sender)
+            try beat([.string("\u{1B}[31m")], from: fixture.server)
+            try beat([.uint32(7)], from: fixture.server)
+            try beat([.strings(["a"])], from: fixture.server)
+            try beat([.bytes([1, 2])], from: fixture.server)
+            try fixture.server.emit(path: Self.path, interface: "org.systole.Test.Signals", member: "End")
+            var declined = 0
+            for try await signal in signals {
+                if signal.member == "End" { break }
+                declined += 1
+            }
+            #expect(
+                answers.withLock { $0 } == [
+                    "not a container, not bytes", "not a container, not bytes", "entered, not bytes", "entered, bytes",
+                ]
+            )
+            #expect(declined == 4, "what the reader declined went the general way")
         }
     }
 
