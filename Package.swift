@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .executable(name: "systole", targets: ["systole"]),
         .library(name: "HeartRateProfile", targets: ["HeartRateProfile"]),
+        .library(name: "PolarMeasurementData", targets: ["PolarMeasurementData"]),
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "BlueZ", targets: ["BlueZ"]),
         .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
@@ -54,6 +55,10 @@ let package = Package(
 
         // MARK: Pure Swift GATT codecs for the Heart Rate and Battery services. No I/O, no Foundation.
         .target(name: "HeartRateProfile"),
+
+        // MARK: Polar's Measurement Data service (PMD: ECG and acceleration from an H10): commands, answers, frames.
+        // No I/O, no Foundation.
+        .target(name: "PolarMeasurementData"),
 
         // MARK: Text someone else chose, made safe to show: quoted excerpts, cleaned names, export text. A leaf.
         .target(name: "SafeText"),
@@ -242,6 +247,15 @@ let package = Package(
             ],
             // The published payload vectors; scripts/fuzz-decoder.sh seeds its corpus from the same file.
             resources: [.copy("Resources/hrm-vectors.json")]
+        ),
+        .testTarget(
+            name: "PolarMeasurementDataTests",
+            dependencies: [
+                "PolarMeasurementData",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            // Polar's published frames; scripts/fuzz-decoder.sh seeds its PMD corpus from the same file.
+            resources: [.copy("Resources/pmd-vectors.json")]
         ),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BlueZSimulator", "SystoleTestSupport"]),
         .testTarget(
