@@ -85,7 +85,7 @@ let package = Package(
         ),
 
         // MARK: A BlueZ simulator: plays bluetoothd's org.bluez API with simulated sensors, for tests and the demo.
-        .target(name: "BlueZSimulator", dependencies: ["DBus", "HeartRateProfile"]),
+        .target(name: "BlueZSimulator", dependencies: ["DBus", "HeartRateProfile", "PolarMeasurementData"]),
         .executableTarget(
             name: "systole-sim",
             dependencies: [

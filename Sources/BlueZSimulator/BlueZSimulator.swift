@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import HeartRateProfile
+import PolarMeasurementData
 
 /// Plays bluetoothd's `org.bluez` API on a bus, with simulated heart-rate sensors in the air.
 ///
@@ -15,7 +16,7 @@ public actor BlueZSimulator {
     private(set) var start = ContinuousClock.now
     let emitLog: EmitLog?
     /// Every emitted notification, when asked for (tests).
-    private(set) var emitted: [EmittedNotification] = []
+    var emitted: [EmittedNotification] = []
     let recordsEmissions: Bool
 
     var sensors: [SimulatedSensor] = []
@@ -77,6 +78,11 @@ public actor BlueZSimulator {
                 sensors.append(SimulatedSensor(spec: spec, index: sensors.count, random: &random))
             }
         }
+        for index in sensors.indices {
+            if let path = sensors[index].spec.pmd?.ecgFile {
+                sensors[index].recordedECG = try PMDSpec.loadECG(path: path)
+            }
+        }
         self.sensors = sensors
         airRandom = SeededRandom(seed: scenario.seed ^ 0xA1A1_A1A1)
     }
@@ -112,6 +118,9 @@ public actor BlueZSimulator {
         for index in sensors.indices {
             let task = Task { [weak self] () -> Void in await self?.runSensor(index) }
             tasks.append(task)
+            if sensors[index].spec.pmd != nil {
+                tasks.append(Task { [weak self] () -> Void in await self?.runPMD(index) })
+            }
             for flap in sensors[index].behaviour.faults where flap.kind == .flap {
                 tasks.append(Task { [weak self] () -> Void in await self?.runFlap(flap, sensor: index) })
             }
@@ -293,6 +302,12 @@ public actor BlueZSimulator {
             if device.batterySessions.contains(name) {
                 sessionsOfDepartedClients.insert(Self.sessionKey(name, path, .battery))
             }
+            if device.pmdControlSessions.contains(name) {
+                sessionsOfDepartedClients.insert(Self.sessionKey(name, path, .pmdControlPoint))
+            }
+            if device.pmdDataSessions.contains(name) {
+                sessionsOfDepartedClients.insert(Self.sessionKey(name, path, .pmdData))
+            }
             devices[path]?.dropSessions(of: name)
             if device.acquired?.client == name { releaseAcquired(path) }
         }
@@ -428,6 +443,10 @@ struct SimulatedSensor: Sendable {
     /// When its clock's next notification is due (a storm played on demand starts then, so none of it is skipped).
     var nextDue = 0.0
     var battery: UInt8
+    /// The µV values of its `pmd.ecgFile`, played instead of the synthesized ECG.
+    var recordedECG: [Int32]?
+    /// Its clock, as PMD frames show it.
+    var clock = PolarClock()
 
     init(spec: Scenario.SensorSpec, index: Int, random: inout SeededRandom) {
         self.index = index
@@ -446,6 +465,7 @@ struct SimulatedSensor: Sendable {
         behaviour = SensorBehaviour(spec: spec, seed: random.next())
         // A sensor out of range from the start is never reachable, not even before the first tick of the air.
         inRange = !behaviour.isOutOfRange(at: 0)
+        clock.ppm = spec.pmd?.clockPPM ?? 0
     }
 
     /// Advertised service UUIDs.
@@ -456,5 +476,6 @@ struct SimulatedSensor: Sendable {
     var serviceUUIDs: [String] {
         let main = spec.model.isHeartRateSensor ? BluetoothUUID.heartRateService : BluetoothUUID(0x1812)
         return [BluetoothUUID(0x1801), .deviceInformationService, main, .batteryService].map(\.bluezString)
+            + (spec.pmd != nil ? [PMDService.serviceUUID] : [])
     }
 }

@@ -3,7 +3,8 @@ import HeartRateProfile
 
 /// The notifications the simulator sent, one JSON object per line:
 /// `{"time":"2026-11-22T10:00:00.123456Z","unix":1795341600.123456,"sensor":"A0:9E:1A:…","payload":"16…"}`
-/// plus `"malformed":true` for a deliberately malformed one. Tests and benchmarks compare it with what a client
+/// plus `"malformed":true` for a deliberately malformed one and `"pmd":true` for a PMD data frame (ECG or
+/// accelerometer). Tests and benchmarks compare it with what a client
 /// received.
 final class EmitLog: @unchecked Sendable {
     private let handle: FileHandle
@@ -21,6 +22,7 @@ final class EmitLog: @unchecked Sendable {
             "{\"time\":\"\(Self.iso(entry.date))\",\"unix\":\(String(format: "%.6f", entry.date.timeIntervalSince1970))"
         line += ",\"sensor\":\"\(entry.sensor)\",\"payload\":\"\(entry.payloadHex)\""
         if entry.malformed { line += ",\"malformed\":true" }
+        if entry.characteristic == .pmdData { line += ",\"pmd\":true" }
         line += "}\n"
         lock.withLock { handle.write(Data(line.utf8)) }
     }
@@ -56,6 +58,13 @@ public struct EmittedNotification: Sendable, Hashable {
     /// The sensor's place in the scenario (its sensors in order, `count` expanded), which tells apart devices that
     /// claim one address.
     public var sensorIndex = 0
+    /// Which characteristic notified: Heart Rate Measurement, or PMD data (an ECG or accelerometer frame).
+    public var characteristic: Kind = .heartRateMeasurement
+
+    public enum Kind: Sendable, Hashable {
+        case heartRateMeasurement
+        case pmdData
+    }
 
     public var payloadHex: String { Hex.encode(payload).lowercased() }
 }

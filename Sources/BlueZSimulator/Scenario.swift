@@ -96,13 +96,15 @@ public struct Scenario: Codable, Sendable, Equatable {
         public var faults: [FaultSpec] = []
         /// How AcquireNotify behaves for this sensor.
         public var acquire = AcquireSpec()
+        /// Polar's Measurement Data service (ECG, accelerometer); none when nil. Only a Polar H10 offers it.
+        public var pmd: PMDSpec?
         public init(model: SensorModel = .polarH10, count: Int = 1) {
             self.model = model
             self.count = count
         }
 
-        /// The ATT MTU played.
-        var effectiveMTU: Int { mtu ?? (faults.contains { $0.kind == .storm } ? 517 : 23) }
+        /// The ATT MTU played: an H10 with PMD asks for 232, what its full ECG frames need.
+        var effectiveMTU: Int { mtu ?? (faults.contains { $0.kind == .storm } ? 517 : pmd != nil ? 232 : 23) }
     }
 
     /// How heart rate evolves over time.
@@ -285,7 +287,7 @@ extension Scenario.SensorSpec {
             decoder,
             allowed: [
                 "model", "count", "name", "address", "profile", "rate", "rr", "energy", "contact", "energyStart",
-                "requiresPairing", "paired", "faults", "gapName", "mtu", "acquire",
+                "requiresPairing", "paired", "faults", "gapName", "mtu", "acquire", "pmd",
             ]
         )
         try r.read("model", into: &model)
@@ -304,6 +306,7 @@ extension Scenario.SensorSpec {
         try r.read("gapName", into: &gapName)
         try r.read("mtu", into: &mtu)
         try r.read("acquire", into: &acquire)
+        try r.read("pmd", into: &pmd)
     }
 }
 
@@ -423,6 +426,12 @@ extension Scenario {
                 )
             }
             try validateHostile(sensor, name)
+            if let pmd = sensor.pmd {
+                guard sensor.model == .polarH10 else {
+                    throw Invalid(description: "\(name).pmd: only a polar-h10 offers Polar's Measurement Data service")
+                }
+                try pmd.validate(name)
+            }
         }
         for (index, adapter) in adapters.enumerated() {
             try Self.checkDBusString(adapter.alias, "adapters[\(index)].alias")

@@ -19,6 +19,10 @@ struct SensorBehaviour: Sendable {
     private var nextBeat: Double
     /// RR intervals (1/1024 s ticks) of beats not yet sent.
     private var pendingRR: [UInt16] = []
+    /// Beats the heart made that no notification has reported yet: when, and the time to the next beat.
+    private var unreported: [(time: Double, interval: Double)] = []
+    /// The heart's beats (the ECG's R-peaks), seconds since start, from about ten seconds back to the newest.
+    private(set) var rPeaks: [Double] = []
     private var energy: Double
     private var lastTime: Double = 0
     /// The most recent intervals, for the averaged heart rate a strap reports.
@@ -117,23 +121,37 @@ struct SensorBehaviour: Sendable {
         var dropped: Bool
     }
 
-    /// Advances to `time` and builds the notification due then.
-    mutating func notification(at time: Double) -> Notification {
-        let contactLost = active(.contactLoss, at: time)
-        var bpm = targetBPM(at: time)
+    /// Makes the heart beat up to `time`: its beats are drawn in order whoever asks first (the ECG looks ahead of
+    /// the Heart Rate notifications), so the same seed gives the same beats either way.
+    mutating func advanceHeart(through time: Double) {
         while nextBeat <= time {
             let beatBPM = targetBPM(at: nextBeat)
             // Respiratory sinus arrhythmia (a slow wave) plus beat-to-beat noise, about 3–5 % of the interval.
             let base = 60 / beatBPM
             let wave = 1 + 0.03 * sin(2 * .pi * nextBeat / 4.5)
             let interval = max(0.25, base * wave + random.gaussian(deviation: 0.012 * base))
-            let reported = beatFaults.report(interval, at: nextBeat, faults: faults)
+            unreported.append((nextBeat, interval))
+            rPeaks.append(nextBeat)
+            nextBeat += interval
+        }
+        // The ECG needs the beats around the samples it is drawing, a few seconds at most.
+        if let stale = rPeaks.firstIndex(where: { $0 >= time - 10 }), stale > 0 { rPeaks.removeFirst(stale) }
+    }
+
+    /// Advances to `time` and builds the notification due then.
+    mutating func notification(at time: Double) -> Notification {
+        let contactLost = active(.contactLoss, at: time)
+        var bpm = targetBPM(at: time)
+        advanceHeart(through: time)
+        let due = unreported.prefix { $0.time <= time }
+        unreported.removeFirst(due.count)
+        for (beat, interval) in due {
+            let reported = beatFaults.report(interval, at: beat, faults: faults)
             if contactLost {
                 beatFaults.forgetUnseen()
             } else if let reported {
                 pendingRR.append(UInt16(min(65535, (reported * 1024).rounded())))
             }
-            nextBeat += interval
             recentIntervals = (recentIntervals + [interval]).suffix(4)
         }
         // Straps report a heart rate averaged over the last few beats.

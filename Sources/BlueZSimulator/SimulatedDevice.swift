@@ -29,14 +29,22 @@ struct SimulatedDevice: Sendable {
     /// session starting and the socket being acquired. A sensor sends nothing before it is subscribed, so a tick
     /// that fell due earlier and runs late (the simulator was slow) is not sent after the subscription.
     var notifyingSince = 0.0
+    /// Clients with indications on the PMD control point, and with notifications on PMD data.
+    var pmdControlSessions: Set<String> = []
+    var pmdDataSessions: Set<String> = []
+    /// The PMD measurements running, by type; the strap stops them when the link goes.
+    var pmdStreams: [UInt8: PolarStream] = [:]
 
-    mutating func dropSessions(of client: String) {
-        if heartRateSessions.remove(client) != nil, heartRateSessions.isEmpty {
-            gatt?.measurement.setProperty(BlueZSimulator.characteristicInterface, "Notifying", .boolean(false))
+    /// Ends a client's notify sessions: on every characteristic (the client left), or on one (its StopNotify).
+    mutating func dropSessions(of client: String, only kind: BlueZSimulator.Characteristic? = nil) {
+        func drop(_ sessions: inout Set<String>, _ object: DBusObject?, _ which: BlueZSimulator.Characteristic) {
+            guard kind == nil || kind == which, sessions.remove(client) != nil, sessions.isEmpty else { return }
+            object?.setProperty(BlueZSimulator.characteristicInterface, "Notifying", .boolean(false))
         }
-        if batterySessions.remove(client) != nil, batterySessions.isEmpty {
-            gatt?.battery.setProperty(BlueZSimulator.characteristicInterface, "Notifying", .boolean(false))
-        }
+        drop(&heartRateSessions, gatt?.measurement, .measurement)
+        drop(&batterySessions, gatt?.battery, .battery)
+        drop(&pmdControlSessions, gatt?.pmd?.controlPoint, .pmdControlPoint)
+        drop(&pmdDataSessions, gatt?.pmd?.data, .pmdData)
     }
 }
 
@@ -219,7 +227,8 @@ extension BlueZSimulator {
             addBattery(path)
             return
         }
-        let gatt = makeGatt(devicePath: path, mtu: UInt16(sensors[device.sensor].spec.effectiveMTU))
+        let spec = sensors[device.sensor].spec
+        let gatt = makeGatt(devicePath: path, mtu: UInt16(spec.effectiveMTU), pmd: spec.pmd != nil)
         devices[path]?.gatt = gatt
         if scenario.gattObjectsBeforeResolved {
             gatt.export(on: connection)
@@ -278,6 +287,8 @@ extension BlueZSimulator {
         device.object.removeInterface(Self.batteryInterface)
         devices[path]?.connected = false
         devices[path]?.disconnecting = false
+        // The strap forgets its measurements with the link: a client starts them again after reconnecting.
+        devices[path]?.pmdStreams = [:]
         devices[path]?.lastSeen = now
         if byUser { devices[path]?.userDisconnected = true }
         if sensors[device.sensor].connectedVia == path { sensors[device.sensor].connectedVia = nil }

@@ -1,5 +1,6 @@
 import DBus
 import HeartRateProfile
+import PolarMeasurementData
 
 /// The GATT objects bluetoothd exports for a connected heart-rate sensor: Generic Attribute (0x1801 with Service
 /// Changed, 0x2A05 indicate), Device Information (0x180A with the manufacturer name, 0x2A29 read), the Heart Rate
@@ -20,12 +21,14 @@ struct SimulatedGatt: Sendable {
     let batteryService: DBusObject
     let battery: DBusObject
     let batteryCCC: DBusObject
+    /// Polar's Measurement Data service, on a strap that has it.
+    var pmd: SimulatedPMDGatt?
 
     var all: [DBusObject] {
         [
             genericAttribute, serviceChanged, serviceChangedCCC, deviceInformation, manufacturerName,
             heartRateService, measurement, measurementCCC, location, controlPoint, batteryService, battery, batteryCCC,
-        ]
+        ] + (pmd?.all ?? [])
     }
 
     func export(on connection: DBusConnection) {
@@ -51,11 +54,13 @@ extension BlueZSimulator {
         case location
         case controlPoint
         case battery
+        case pmdControlPoint
+        case pmdData
     }
 
-    func makeGatt(devicePath: String, mtu: UInt16) -> SimulatedGatt {
+    func makeGatt(devicePath: String, mtu: UInt16, pmd: Bool) -> SimulatedGatt {
         let weakSelf = WeakSimulator(self)
-        func service(_ handle: String, _ uuid: UInt16) -> DBusObject {
+        func service(_ handle: String, _ uuid: String) -> DBusObject {
             let object = DBusObject(path: "\(devicePath)/service\(handle)")
             object.addInterface(
                 DBusInterface(
@@ -66,7 +71,7 @@ extension BlueZSimulator {
                     ]
                 ),
                 values: [
-                    "UUID": .string(Self.uuid(uuid)), "Device": .objectPath(devicePath), "Primary": .boolean(true),
+                    "UUID": .string(uuid), "Device": .objectPath(devicePath), "Primary": .boolean(true),
                     "Includes": .objectPaths([]),
                 ]
             )
@@ -75,7 +80,7 @@ extension BlueZSimulator {
         func characteristic(
             _ service: DBusObject,
             _ handle: String,
-            _ uuid: UInt16,
+            _ uuid: String,
             _ kind: Characteristic,
             flags: [String]
         ) -> DBusObject {
@@ -83,7 +88,7 @@ extension BlueZSimulator {
             let object = DBusObject(path: path)
             let notifies = flags.contains("notify") || flags.contains("indicate")
             var values: [String: DBusValue] = [
-                "UUID": .string(Self.uuid(uuid)), "Service": .objectPath(service.path), "Value": .bytes([]),
+                "UUID": .string(uuid), "Service": .objectPath(service.path), "Value": .bytes([]),
                 "Flags": .strings(flags), "MTU": .uint16(mtu),
             ]
             var properties = [
@@ -154,21 +159,52 @@ extension BlueZSimulator {
             )
             return object
         }
-        let genericAttribute = service("0001", 0x1801)
-        let serviceChanged = characteristic(genericAttribute, "0002", 0x2A05, .serviceChanged, flags: ["indicate"])
-        let deviceInformation = service("0005", 0x180A)
-        let heartRate = service("000a", 0x180D)
-        let measurement = characteristic(heartRate, "000b", 0x2A37, .measurement, flags: ["notify"])
-        let location = characteristic(heartRate, "000e", 0x2A38, .location, flags: ["read"])
-        let controlPoint = characteristic(heartRate, "0010", 0x2A39, .controlPoint, flags: ["write"])
-        let batteryService = service("0012", 0x180F)
-        let battery = characteristic(batteryService, "0013", 0x2A19, .battery, flags: ["read", "notify"])
+        let genericAttribute = service("0001", Self.uuid(0x1801))
+        let serviceChanged = characteristic(
+            genericAttribute,
+            "0002",
+            Self.uuid(0x2A05),
+            .serviceChanged,
+            flags: ["indicate"]
+        )
+        let deviceInformation = service("0005", Self.uuid(0x180A))
+        let heartRate = service("000a", Self.uuid(0x180D))
+        let measurement = characteristic(heartRate, "000b", Self.uuid(0x2A37), .measurement, flags: ["notify"])
+        let location = characteristic(heartRate, "000e", Self.uuid(0x2A38), .location, flags: ["read"])
+        let controlPoint = characteristic(heartRate, "0010", Self.uuid(0x2A39), .controlPoint, flags: ["write"])
+        let batteryService = service("0012", Self.uuid(0x180F))
+        let battery = characteristic(batteryService, "0013", Self.uuid(0x2A19), .battery, flags: ["read", "notify"])
+        var pmdGatt: SimulatedPMDGatt?
+        if pmd {
+            let pmdService = service("0016", PMDService.serviceUUID)
+            let pmdControlPoint = characteristic(
+                pmdService,
+                "0017",
+                PMDService.controlPointUUID,
+                .pmdControlPoint,
+                flags: ["read", "write", "indicate"]
+            )
+            let pmdData = characteristic(pmdService, "001a", PMDService.dataUUID, .pmdData, flags: ["notify"])
+            pmdGatt = SimulatedPMDGatt(
+                service: pmdService,
+                controlPoint: pmdControlPoint,
+                controlPointCCC: clientConfiguration(pmdControlPoint, "0019"),
+                data: pmdData,
+                dataCCC: clientConfiguration(pmdData, "001c")
+            )
+        }
         return SimulatedGatt(
             genericAttribute: genericAttribute,
             serviceChanged: serviceChanged,
             serviceChangedCCC: clientConfiguration(serviceChanged, "0004"),
             deviceInformation: deviceInformation,
-            manufacturerName: characteristic(deviceInformation, "0006", 0x2A29, .manufacturerName, flags: ["read"]),
+            manufacturerName: characteristic(
+                deviceInformation,
+                "0006",
+                Self.uuid(0x2A29),
+                .manufacturerName,
+                flags: ["read"]
+            ),
             heartRateService: heartRate,
             measurement: measurement,
             measurementCCC: clientConfiguration(measurement, "000d"),
@@ -176,7 +212,8 @@ extension BlueZSimulator {
             controlPoint: controlPoint,
             batteryService: batteryService,
             battery: battery,
-            batteryCCC: clientConfiguration(battery, "0015")
+            batteryCCC: clientConfiguration(battery, "0015"),
+            pmd: pmdGatt
         )
     }
 
@@ -195,12 +232,15 @@ extension BlueZSimulator {
         case .location: gatt.location
         case .controlPoint: gatt.controlPoint
         case .battery: gatt.battery
+        case .pmdControlPoint: gatt.pmd?.controlPoint ?? gatt.controlPoint
+        case .pmdData: gatt.pmd?.data ?? gatt.controlPoint
         }
     }
 
     func readValue(_ path: String, _ kind: Characteristic, flags: [String]) throws(DBusError) -> [UInt8] {
         let device = try connectedDevice(path)
         guard flags.contains("read") else { throw SimError.notSupported }
+        if kind == .pmdControlPoint { return try readPMDFeatures(path) }
         let sensor = sensors[device.sensor]
         let value: [UInt8] =
             switch kind {
@@ -215,6 +255,7 @@ extension BlueZSimulator {
     func writeValue(_ path: String, _ kind: Characteristic, _ bytes: [UInt8], flags: [String]) throws(DBusError) {
         let device = try connectedDevice(path)
         guard flags.contains("write") else { throw SimError.notSupported }
+        if kind == .pmdControlPoint { return try writePMDCommand(path, bytes) }
         // The control point knows one command, Reset Energy Expended (0x01); anything else is ATT error 0x80.
         guard bytes == [0x01] else { throw SimError.failed("Operation failed with ATT error: 0x80") }
         sensors[device.sensor].behaviour.resetEnergyExpended()
@@ -222,6 +263,7 @@ extension BlueZSimulator {
 
     func startNotify(_ path: String, _ kind: Characteristic, client: String, flags: [String]) throws(DBusError) {
         guard flags.contains("notify") || flags.contains("indicate") else { throw SimError.notSupported }
+        if kind == .pmdControlPoint || kind == .pmdData { return try startPMDNotify(path, kind, client: client) }
         // Service Changed never fires here (the database does not change): its session is accepted and idle.
         guard kind == .measurement || kind == .battery else {
             _ = try connectedDevice(path)
@@ -259,7 +301,13 @@ extension BlueZSimulator {
 
     func stopNotify(_ path: String, _ kind: Characteristic, client: String) throws(DBusError) {
         let device = try connectedDevice(path)
-        let sessions = kind == .measurement ? device.heartRateSessions : device.batterySessions
+        let sessions =
+            switch kind {
+            case .measurement: device.heartRateSessions
+            case .pmdControlPoint: device.pmdControlSessions
+            case .pmdData: device.pmdDataSessions
+            default: device.batterySessions
+            }
         guard sessions.contains(client) else {
             // A call from a client that has since left was sent before it left, so bluetoothd, which takes the bus
             // in order, answered it while the session still existed. Here the departure (NameOwnerChanged) and the
@@ -267,6 +315,6 @@ extension BlueZSimulator {
             if sessionsOfDepartedClients.contains(Self.sessionKey(client, path, kind)) { return }
             throw SimError.failed("No notify session started")
         }
-        devices[path]?.dropSessions(of: client)
+        devices[path]?.dropSessions(of: client, only: kind)
     }
 }

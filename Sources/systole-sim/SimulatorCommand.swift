@@ -48,6 +48,16 @@ struct SimulatorCommand: AsyncParsableCommand {
     )
     var preset: Scenario.Preset?
 
+    @Flag(help: "Give every Polar H10 Polar's Measurement Data service (ECG and accelerometer), as real H10s have.")
+    var pmd = false
+
+    @Option(
+        help: """
+            A file of ECG values in µV (numbers separated by white space or commas) that every H10 with PMD plays             at its ECG rate instead of a synthesized ECG (implies --pmd).
+            """
+    )
+    var ecgFile: String?
+
     @Flag(help: "Print the scenario (from --scenario, --preset or the flags) as JSON and exit.")
     var printScenario = false
 
@@ -87,6 +97,13 @@ struct SimulatorCommand: AsyncParsableCommand {
             result.sensors = [spec]
         }
         if let seed { result.seed = seed }
+        if pmd || ecgFile != nil {
+            for index in result.sensors.indices where result.sensors[index].model == .polarH10 {
+                var spec = result.sensors[index].pmd ?? PMDSpec()
+                if let ecgFile { spec.ecgFile = ecgFile }
+                result.sensors[index].pmd = spec
+            }
+        }
         try result.validate()
         return result
     }
