@@ -73,7 +73,10 @@ let package = Package(
         ),
 
         // MARK: A heart-rate sensor kept connected through BlueZ, its readings checked, decoded and back-dated.
-        .target(name: "HeartRateSensors", dependencies: ["BlueZ", "DBus", "HeartRateProfile", "SafeText"]),
+        .target(
+            name: "HeartRateSensors",
+            dependencies: ["BlueZ", "DBus", "HeartRateProfile", "PolarMeasurementData", "SafeText"]
+        ),
 
         // MARK: The HealthKit-style workout engine: session state machine, live builder, data source, statistics.
         .target(name: "WorkoutKit"),
@@ -193,7 +196,7 @@ let package = Package(
         .target(
             name: "SystoleCLI",
             dependencies: [
-                "HeartRateProfile",
+                "HeartRateProfile", "PolarMeasurementData",
                 "BlueZ", "HeartRateSensors",
                 "ControlAPI",
                 "DBus",

@@ -26,6 +26,8 @@ public struct GattCharacteristic: Sendable, Hashable {
     /// `read`, `write`, `notify`, … as BlueZ lists them.
     public var flags: [String] { value("Flags")?.strings ?? [] }
     public var isNotifying: Bool { value("Notifying")?.bool ?? false }
+    /// The link's ATT MTU as bluetoothd negotiated it (a value holds at most `mtu - 3` bytes); nil before BlueZ 5.62.
+    public var mtu: Int? { value("MTU")?.int64.map(Int.init) }
     /// The last value bluetoothd announced, as this client caches it; the values of a notify session this client
     /// holds open go to the session instead and leave this as it was.
     public var cachedValue: [UInt8]? { value("Value")?.bytes }

@@ -71,6 +71,12 @@ extension HeartRateSensor {
                 await self.watchForSilence()
                 return nil
             }
+            group.addTask {
+                await self.runPMD(device: device, address: address)
+                // The connection's end ends the stream, not PMD's: wait for it.
+                await WaitableSwitch().wait(until: true)
+                return nil
+            }
             defer { group.cancelAll() }
             do {
                 return try await group.next() ?? nil

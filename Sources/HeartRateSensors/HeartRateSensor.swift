@@ -58,6 +58,13 @@ public final class HeartRateSensor: Sendable {
         /// After the socket hangs up, how long the device has to report its disconnect before the hang-up counts as
         /// the socket failing while the device stayed connected.
         public var hangUpGrace: Duration = .seconds(2)
+        /// What to measure over Polar's Measurement Data service when ``HeartRateSensor/measurePMD(_:)`` asks for
+        /// it (ECG, accelerometer); nil: nothing.
+        public var pmd: PMDOptions?
+        /// ``pmd`` for particular sensors.
+        public var pmdOverrides: [BluetoothAddress: PMDOptions] = [:]
+        /// How long a sensor may take to answer a PMD command.
+        public var pmdAnswerTimeout: Duration = .seconds(5)
 
         public init(adapter: String? = nil) {
             self.adapter = adapter
@@ -78,6 +85,8 @@ public final class HeartRateSensor: Sendable {
     /// Where everything the sensor reports goes.
     public let delegate: any HeartRateSensorDelegate
     let state: Mutex<SharedState>
+    /// Whether PMD measurements are asked for (``measurePMD(_:)``).
+    let pmdWanted = WaitableSwitch()
 
     struct SharedState {
         var connections = 0

@@ -115,4 +115,8 @@ public enum HeartRateSensorEvent: Sendable {
     /// Subscribed: how the notifications travel, and when that is StartNotify although AcquireNotify was wanted,
     /// why (it falls back on its own, see ``HeartRateSensor/Options/notify``).
     case notifying(NotifyMethod, reason: String?)
+    /// Polar's Measurement Data (ECG, accelerometer): started, refused, stopped, frames refused.
+    case pmd(PMDEvent)
+    /// The samples of a PMD frame.
+    case pmdReading(PMDReading)
 }

@@ -65,6 +65,8 @@ public struct PMDOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
 public struct PMDFeatures: Hashable, Sendable {
     /// The bitmask, bit n set when measurement type n is offered.
     public let mask: UInt64
+    /// The first byte of the control point's value when read.
+    public static let readOpcode: UInt8 = 0x0F
 
     /// Why a control-point read could not be understood.
     public enum DecodingError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -90,7 +92,7 @@ public struct PMDFeatures: Hashable, Sendable {
     /// Reads the value of the control point.
     public init(decoding bytes: [UInt8]) throws(DecodingError) {
         guard let first = bytes.first else { throw .empty }
-        guard first == 0x0F else { throw .notAFeatureRead(firstByte: first) }
+        guard first == Self.readOpcode else { throw .notAFeatureRead(firstByte: first) }
         guard bytes.count <= 9 else { throw .tooLong(bytes.count) }
         var reader = PMDByteReader(Array(bytes.dropFirst()))
         mask = reader.readUnsigned(width: reader.remaining) ?? 0

@@ -18,6 +18,11 @@ struct MonitorCommand: AsyncParsableCommand {
             D-Bus signals: the cheapest way, but exclusive: while monitor holds the sensor, no other program \
             (systoled included) can subscribe to it, and monitor cannot subscribe while another holds it so. When \
             bluetoothd or the sensor refuses it, monitor says why on standard error and uses signals.
+
+            --ecg (and --acc RATE) also streams a Polar H10's ECG (and accelerometer) over Polar's Measurement Data \
+            service, one JSON line per frame on standard output: type, sensor, time of the first sample, rate, \
+            sensorTimestamp, segment (start, gap, clock-back, clock-forward or null) and microvolts (or milliG). \
+            What the strap says about them goes to standard error.
             """
     )
 
@@ -43,7 +48,21 @@ struct MonitorCommand: AsyncParsableCommand {
     )
     var notify: NotifyMethod = .signal
 
+    @Flag(help: "Also stream a Polar H10's ECG (µV, JSON lines on standard output).")
+    var ecg = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Also stream a Polar H10's accelerometer at this rate: 25, 50, 100 or 200 Hz (±8 G).",
+            valueName: "hz"
+        )
+    )
+    var acc: UInt32?
+
     func validate() throws {
+        if let acc, ![25, 50, 100, 200].contains(acc) {
+            throw ValidationError("--acc must be 25, 50, 100 or 200 (Hz), got \(acc)")
+        }
         if let address {
             do {
                 _ = try BluetoothAddress(address)
@@ -76,8 +95,12 @@ struct MonitorCommand: AsyncParsableCommand {
         options.agent = agent
         options.discoveryTimeout = .seconds(10)
         options.notify = notify
+        if ecg || acc != nil {
+            options.pmd = PMDOptions(ecg: ecg, accelerometer: acc.map { PMDOptions.Accelerometer(rate: $0, range: 8) })
+        }
         let stream = HeartRateSensorEventStream()
         let sensor = HeartRateSensor(client: client, target: target, options: options, delegate: stream)
+        sensor.measurePMD(options.pmd != nil)
         let runner = Task { await sensor.run() }
         let timer = seconds.map { limit in
             Task {
@@ -122,11 +145,25 @@ struct MonitorCommand: AsyncParsableCommand {
                 lastRejectionLine[reason] = now
                 let total = unreported.removeValue(forKey: reason) ?? count
                 printError("systole: rejected \(total) (\(reason.rawValue)): \(detail)")
+            case .pmd(let event):
+                printError("systole: \(Self.describe(event))")
+            case .pmdReading(let reading):
+                print(PMDFrameJSON(reading: reading).encodedLine())
             case .reading(let reading):
                 print(line(for: reading))
                 printed += 1
                 if let count, printed >= count { return }
             }
+        }
+    }
+
+    private static func describe(_ event: PMDEvent) -> String {
+        switch event {
+        case .started(let type): "\(type) started"
+        case .refused(let type, let reason): "\(type) refused: \(reason)"
+        case .stopped(let type, let reason): "\(type) stopped: \(reason)"
+        case .frameRejected(let reason): "skipped a PMD frame: \(reason)"
+        case .duplicateFrame: "dropped a repeated PMD frame"
         }
     }
 

@@ -174,6 +174,9 @@ package final class SensorManager: Service, Sendable {
                 status.notifyFallback = reason
             case .energyExpendedReset:
                 break
+            case .pmd, .pmdReading:
+                // Not recorded yet: PMD is only measured when asked for (HeartRateSensor.measurePMD).
+                break
             }
         }
         if case .malformed(let payload, let error) = event { logMalformed(payload, error, index: index) }
