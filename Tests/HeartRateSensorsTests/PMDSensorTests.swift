@@ -19,8 +19,9 @@ import Testing
         }
     }
 
-    func sensor(_ bt: SimulatedBluetooth, accelerometer: Bool = false) -> HeartRateSensor {
+    func sensor(_ bt: SimulatedBluetooth, accelerometer: Bool = false, agent: PairingAgent? = nil) -> HeartRateSensor {
         var options = fastOptions()
+        options.agent = agent
         options.pmd = PMDOptions(ecg: true, accelerometer: accelerometer ? .init(rate: 50, range: 8) : nil)
         let sensor = HeartRateSensor(
             client: bt.client,
@@ -97,16 +98,7 @@ import Testing
         try await withSimulator(Self.h10 { $0.requiresPairing = true }) { bt in
             let agent = PairingAgent()
             try await agent.register(with: bt.client)
-            var options = fastOptions()
-            options.agent = agent
-            options.pmd = PMDOptions()
-            let sensor = HeartRateSensor(
-                client: bt.client,
-                target: .anyHeartRateSensor,
-                options: options,
-                delegate: HeartRateSensorEventStream()
-            )
-            sensor.measurePMD(true)
+            let sensor = sensor(bt, agent: agent)
             let events = await collect(sensor) { $0.ecg.count >= 2 }
             #expect(events.contains(.pmd(.started(.ecg))))
             #expect(events.ecg.count >= 2)
