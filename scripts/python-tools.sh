@@ -8,6 +8,7 @@
 #   playwright, pillow           drive Debian's chromium (headless) through the web page and the overlay, and read
 #                                the overlay's screenshot (Playwright's own browser download is not used)
 #   paho-mqtt                    subscribes to the MQTT broker the MQTT tests start
+#   pyedflib, mne                two independent EDF+ readers the ECG export is read back with
 # and Garmin's TCX schema itself, as Debian's pytrainer package ships it (downloaded, not installed), beside the venv.
 # Safe to run again and from several tests at once (a lock); the tests call it, so does install-deps.sh.
 #
@@ -17,7 +18,7 @@ root=${SYSTOLE_PYTHON_TOOLS:-$HOME/.cache/systole-python-tools}
 # neurokit2's numpy, pandas and scipy pinned too: the HRV test compares corrected beat positions exactly, and
 # pandas' rolling quantiles and numpy's sums decide them.
 packages=(garmin-fit-sdk==21.218.0 fitdecode==0.11.0 xmlschema==4.3.2 neurokit2==0.2.13 numpy==2.4.6 pandas==2.3.3 scipy==1.17.1
-  prometheus-client==0.23.1 playwright==1.65.2 pillow==13.0.0 paho-mqtt==2.2.0)
+  prometheus-client==0.23.1 playwright==1.65.2 pillow==13.0.0 paho-mqtt==2.2.0 pyedflib==0.1.42 mne==1.13.2)
 mkdir -p "$root"
 exec 9>"$root/.lock"
 flock 9
