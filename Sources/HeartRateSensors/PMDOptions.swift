@@ -60,10 +60,10 @@ public enum PMDEvent: Sendable, Hashable {
     case started(PMDMeasurementType)
     /// The sensor would not start it, or could not be asked: why, in words for the person holding the strap.
     case refused(PMDMeasurementType, reason: String)
-    /// It stopped: asked to (`byRequest`), by the sensor itself, or with the link.
+    /// It stopped, and why: no longer asked for, the sensor stopping, the strap itself, or the link going.
     case stopped(PMDMeasurementType, reason: String)
-    /// A frame was refused (malformed, of a type not started, beyond the rate, more samples than its time) and
-    /// counted.
+    /// A frame or control-point indication was refused (malformed, of a type not started, beyond the rate, more
+    /// samples than its time) and counted; reported at most once a second with the count so far.
     case frameRejected(reason: String)
     /// A repeated frame was dropped.
     case duplicateFrame

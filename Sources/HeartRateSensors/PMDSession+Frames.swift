@@ -15,7 +15,7 @@ struct PMDFrameState: Sendable {
         limits.notificationBurst = 120
         return NotificationGuard(limits: limits)
     }()
-    /// Frames taken and refused since the session began.
+    /// Frames taken, and frames and indications refused, since the session began.
     var received = 0
     var rejected = 0
     /// When a refusal was last reported: a flood of bad frames is reported once a second, not once a frame.
@@ -39,15 +39,36 @@ extension PMDSession {
             case .failure(.duplicate):
                 events.append(.pmd(.duplicateFrame))
             case .failure(.refused(let reason)):
-                state.rejected += 1
-                let now = notification.receivedAt
-                if state.lastRejectionReport.map({ now - $0 >= .seconds(1) }) ?? true {
-                    state.lastRejectionReport = now
-                    events.append(.pmd(.frameRejected(reason: "\(reason) (\(state.rejected) refused so far)")))
-                }
+                if let event = Self.refusal(reason, at: notification.receivedAt, &state) { events.append(event) }
             }
         }
         for event in events { report(event) }
+    }
+
+    /// One control-point indication: an answer for the command waiting, or a refusal. On the bus's loop thread.
+    func handleIndication(_ notification: GattNotification) {
+        // bluetoothd announces a value it read as a change of Value too: the features read is no indication.
+        guard notification.value.first != PMDFeatures.readOpcode else { return }
+        do {
+            answers.put(try PMDControlPointMessage(decoding: notification.value))
+        } catch {
+            let event = frames.withLock { state in
+                Self.refusal("a control point indication: \(error)", at: notification.receivedAt, &state)
+            }
+            if let event { report(event) }
+        }
+    }
+
+    /// Counts a refusal; reports it at most once a second, so a flood of bad values is not a flood of events.
+    private static func refusal(
+        _ reason: String,
+        at now: ContinuousClock.Instant,
+        _ state: inout PMDFrameState
+    ) -> HeartRateSensorEvent? {
+        state.rejected += 1
+        guard state.lastRejectionReport.map({ now - $0 >= .seconds(1) }) ?? true else { return nil }
+        state.lastRejectionReport = now
+        return .pmd(.frameRejected(reason: "\(reason) (\(state.rejected) refused so far)"))
     }
 
     enum FrameRefusal: Error {

@@ -79,7 +79,7 @@ final class PMDSession: Sendable {
         if linkGone.value || !isConnected() {
             reason = "the link went"
         } else {
-            reason = wanted.value ? "systoled is stopping" : "the workout ended"
+            reason = wanted.value ? "the sensor is stopping" : "no longer asked for"
             // Sent even when the task was cancelled (systoled stopping): a strap left streaming takes a while to
             // start again.
             await Task.detached { await self.stop(started) }.value
@@ -102,27 +102,14 @@ final class PMDSession: Sendable {
     }
 
     private func open() async throws(BlueZError) -> [GattNotifySession] {
-        let answers = answers
-        let report = report
-        let controlSession = try await controlPoint.notifications(onValue: { notification in
-            // bluetoothd announces a value it read as a change of Value too: the features read is no indication.
-            guard notification.value.first != PMDFeatures.readOpcode else { return }
-            do {
-                answers.put(try PMDControlPointMessage(decoding: notification.value))
-            } catch {
-                report(.pmd(.frameRejected(reason: "a control point indication: \(error)")))
-            }
+        let controlSession = try await controlPoint.notifications(onValue: { [weak self] notification in
+            self?.handleIndication(notification)
         })
-        let dataSession: GattNotifySession
-        do {
-            dataSession = try await data.notifications(
-                onValue: { [weak self] notification in self?.handle(notification) },
-                onReadComplete: readComplete
-            )
-        } catch {
-            _ = controlSession
-            throw error
-        }
+        // A failure here drops the control point's session with it (its stream ends, StopNotify is sent).
+        let dataSession = try await data.notifications(
+            onValue: { [weak self] notification in self?.handle(notification) },
+            onReadComplete: readComplete
+        )
         return [controlSession, dataSession]
     }
 
@@ -160,7 +147,7 @@ final class PMDSession: Sendable {
         switch answer {
         case .success(let response) where response.status == .success:
             let factor = (try? PMDSettings(decoding: response.parameters))?.factor ?? 1
-            let rate = Double(PMDSpecRate.rate(of: command) ?? 130)
+            let rate = Double(type == .ecg ? 130 : options.accelerometer?.rate ?? 50)
             frames.withLock { state in
                 state.started[type.rawValue] = factor.isFinite && factor != 0 ? factor : 1
                 state.timelines[type.rawValue] = PMDTimeline(
@@ -229,12 +216,4 @@ final class PMDSession: Sendable {
 /// Why a command got no answer.
 struct PMDCommandFailure: Error {
     var reason: String
-}
-
-/// The rate a start command asks for.
-enum PMDSpecRate {
-    static func rate(of command: PMDCommand) -> UInt32? {
-        guard case .start(_, let settings) = command else { return nil }
-        return settings[.sampleRate]
-    }
 }

@@ -108,10 +108,24 @@ struct MonitorCommand: AsyncParsableCommand {
                 runner.cancel()
             }
         }
-        defer {
-            runner.cancel()
-            timer?.cancel()
+        defer { timer?.cancel() }
+        do {
+            try await printEvents(of: stream, target: target)
+        } catch {
+            await stop(runner)
+            throw error
         }
+        await stop(runner)
+    }
+
+    /// Stops the sensor and waits for it: a strap streaming ECG is told to stop first (a strap left streaming takes
+    /// a while to start again), which takes at most a second per measurement.
+    private func stop(_ runner: Task<Void, Never>) async {
+        runner.cancel()
+        await runner.value
+    }
+
+    private func printEvents(of stream: HeartRateSensorEventStream, target: SensorTarget) async throws {
         var printed = 0
         var streamed = false
         var unreported: [RejectionReason: Int] = [:]

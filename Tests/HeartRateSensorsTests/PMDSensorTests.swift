@@ -64,7 +64,7 @@ import Testing
         try await withSimulator(Self.h10()) { bt in
             let sensor = sensor(bt)
             let events = await collect(sensor) { events in
-                let stopped = events.filter { $0 == .pmd(.stopped(.ecg, reason: "the workout ended")) }.count
+                let stopped = events.filter { $0 == .pmd(.stopped(.ecg, reason: "no longer asked for")) }.count
                 let started = events.filter { $0 == .pmd(.started(.ecg)) }.count
                 if events.ecg.count >= 2, stopped == 0, sensor.measuresPMD {
                     sensor.measurePMD(false)

@@ -143,6 +143,20 @@ import WorkoutExport
         for (read, written) in zip(edf.physical, values) { #expect(abs(read - Double(written)) <= 1.5) }
     }
 
+    @Test func theHeaderIsPrintableASCIIWhateverTheNamesHold() throws {
+        let recording = EDFRecording(
+            runs: [.init(start: start, rate: 130, microvolts: [1, 2, 3])],
+            rPeaks: [],
+            athlete: "Ada\u{1B}[31m Løvelace\u{0}\n" + String(repeating: "x", count: 500),
+            sensor: "Polar\tH10 \u{202E}evil",
+            timeZone: .gmt
+        )
+        let header = try recording.encoded().prefix(256 * 3)
+        #expect(header.allSatisfy { (32...126).contains($0) }, "only printable ASCII in the header")
+        // The patient field stays 80 bytes long, however long the name.
+        #expect(String(decoding: header[8..<88], as: UTF8.self).hasPrefix("X X X Ada_[31m_L_velace__"))
+    }
+
     @Test func nothingToWriteIsSaid() {
         #expect(throws: EDFRecording.Failure.noECG) {
             try EDFRecording(runs: [], rPeaks: [], athlete: nil, sensor: "x").encoded()
