@@ -153,7 +153,7 @@ let package = Package(
             dependencies: [
                 // ControlAPI for the one elapsed-time format the live log shares with the CLI.
                 "BlueZ", "HeartRateSensors", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit", "SQLiteStore",
-                "WorkoutAnalysis",
+                "WorkoutAnalysis", "PolarMeasurementData",
                 "SafeText",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -312,7 +312,9 @@ let package = Package(
         ),
         .testTarget(
             name: "SystoledConfigurationTests",
-            dependencies: ["SystoledConfiguration", "BlueZ", "Recording", "WorkoutAnalysis", "WorkoutKit"]
+            dependencies: [
+                "SystoledConfiguration", "BlueZ", "HeartRateSensors", "Recording", "WorkoutAnalysis", "WorkoutKit",
+            ]
         ),
         .testTarget(
             name: "SQLiteStoreTests",

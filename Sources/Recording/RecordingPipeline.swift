@@ -49,7 +49,7 @@ extension RecordingOutput {
 ///    write, then every other ``RecordingOutput`` (the control API's properties, announced at most once a second;
 ///    the live feed, which wakes the web page's event streams and the MQTT publisher on their own tasks).
 package final class RecordingPipeline: Service {
-    private let readings: Broadcast<DaemonReading>
+    private let readings: Broadcast<SensorReport>
     private let workouts: WorkoutManager
     private let liveLog: any RecordingOutput
     private let outputs: [any RecordingOutput]
@@ -64,7 +64,7 @@ package final class RecordingPipeline: Service {
     /// A pipeline from the sensors' `readings` (``SensorManager/readings``) through `workouts` to `liveLog` and then
     /// `outputs`, in that order.
     package init(
-        readings: Broadcast<DaemonReading>,
+        readings: Broadcast<SensorReport>,
         workouts: WorkoutManager,
         liveLog: any RecordingOutput,
         outputs: [any RecordingOutput],
@@ -95,7 +95,7 @@ package final class RecordingPipeline: Service {
 
     /// 2. The hand-off: every reading handed over since the last turn (nil once the sensors stopped), after
     /// telling the outputs how many the backlog dropped meanwhile.
-    private func takeHandedOver(from handOff: Mailbox<DaemonReading>) async -> [DaemonReading]? {
+    private func takeHandedOver(from handOff: Mailbox<SensorReport>) async -> [SensorReport]? {
         let batch = await handOff.next()
         let dropped = Self.warnOfDroppedReadings(in: handOff, logger: logger)
         if dropped > 0 {
@@ -105,7 +105,7 @@ package final class RecordingPipeline: Service {
     }
 
     /// 3. The workout stage: the batch's samples committed to the workouts that take them.
-    private func recordInWorkouts(_ batch: [DaemonReading]) async -> [RecordedReading] {
+    private func recordInWorkouts(_ batch: [SensorReport]) async -> [RecordedReading] {
         await workouts.record(batch)
     }
 

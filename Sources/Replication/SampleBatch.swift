@@ -99,6 +99,9 @@ struct SampleBatch {
                     beatKeys.device.append(device)
                     beatKeys.sequence.append(sequence)
                 }
+            case .waveform:
+                // Not replicated: the central schema has no table for ECG and acceleration yet.
+                continue
             }
         }
     }

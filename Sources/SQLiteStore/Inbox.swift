@@ -64,11 +64,12 @@ enum Inbox {
     private enum Kind: UInt8 {
         case quantity = 0
         case heartbeatSeries = 1
+        case waveform = 2
     }
 
     /// Samples as bytes: per sample its kind, identifier, dates (bits of seconds since 2001, so they come back
-    /// exactly), device, metadata (JSON, rarely any), then the quantity's type, canonical value and count, or the
-    /// packed beats.
+    /// exactly), device, metadata (JSON, rarely any), then the quantity's type, canonical value and count, the
+    /// packed beats, or the waveform's kind, rate, gap flag and packed channels.
     static func pack(_ samples: [Sample]) throws -> Data {
         var writer = ByteWriter()
         writer.bytes.reserveCapacity(samples.count * 128)
@@ -84,6 +85,14 @@ enum Inbox {
                 writer.byte(Kind.heartbeatSeries.rawValue)
                 try writer.common(h.id, h.startDate, h.endDate, h.device, h.metadata)
                 writer.blob(Coding.pack(h.beats))
+            case .waveform(let w):
+                writer.byte(Kind.waveform.rawValue)
+                try writer.common(w.id, w.startDate, w.endDate, w.device, w.metadata)
+                writer.byte(w.kind == .electrocardiogram ? 0 : 1)
+                writer.double(w.samplingFrequency)
+                writer.byte(w.precededByGap ? 1 : 0)
+                writer.byte(UInt8(clamping: w.channels.count))
+                for channel in w.channels { writer.blob(VoltagePacking.pack(channel)) }
             }
         }
         return Data(writer.bytes)
@@ -124,6 +133,8 @@ enum Inbox {
                         )
                     )
                 )
+            case .waveform:
+                samples.append(.waveform(try reader.waveform(id: id, start: start, device: device, metadata: metadata)))
             case .heartbeatSeries:
                 let beats = Coding.unpack(Data(try reader.bytes()))
                 samples.append(
@@ -263,6 +274,39 @@ private struct ByteReader {
         )
         names.devices[RawBytes(raw)] = device
         return device
+    }
+
+    /// The rest of a waveform sample; one that is not well formed (``WaveformSample/isValid``) is unreadable.
+    mutating func waveform(
+        id: UUID,
+        start: Date,
+        device: Device?,
+        metadata: [String: MetadataValue]
+    ) throws
+        -> WaveformSample
+    {
+        let kind: WaveformSample.Kind = try byte() == 0 ? .electrocardiogram : .acceleration
+        let rate = try double()
+        let gap = try byte() == 1
+        let count = Int(try byte())
+        guard count <= 3 else { throw Inbox.Unreadable() }
+        var channels: [[Int32]] = []
+        for _ in 0..<count {
+            guard let values = try? VoltagePacking.unpack(Data(try bytes())) else { throw Inbox.Unreadable() }
+            channels.append(values)
+        }
+        let sample = WaveformSample(
+            id: id,
+            kind: kind,
+            start: start,
+            samplingFrequency: rate,
+            channels: channels,
+            precededByGap: gap,
+            device: device,
+            metadata: metadata
+        )
+        guard sample.isValid else { throw Inbox.Unreadable() }
+        return sample
     }
 
     /// A quantity type by its identifier's bytes.

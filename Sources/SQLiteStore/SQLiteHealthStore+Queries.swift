@@ -375,6 +375,16 @@ extension SQLiteHealthStore {
                     ),
                     arguments: [since, limit]
                 ).map { row in (row["anchor"], try Self.heartbeatSeries(row, devices)) }
+            case .waveform(let kind):
+                added = try Row.fetchAll(
+                    db.cachedStatement(
+                        sql: """
+                            SELECT \(Waveforms.columns)
+                            FROM waveform WHERE kind = ? AND anchor > ? ORDER BY anchor LIMIT ?
+                            """
+                    ),
+                    arguments: [kind.rawValue, since, limit]
+                ).map { row in (row["anchor"], Sample.waveform(try Waveforms.sample(row, devices))) }
             }
             let deleted = try Row.fetchAll(
                 db.cachedStatement(

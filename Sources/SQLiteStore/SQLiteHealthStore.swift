@@ -103,11 +103,13 @@ public final class SQLiteHealthStore: HealthStore {
 
     public func save(_ samples: [Sample], workoutID: UUID?) async throws {
         guard !samples.isEmpty else { return }
+        try Self.checkWaveforms(samples)
         try await writer.write(samples, workoutID: workoutID)
     }
 
     /// Inserts samples into their tables at once, in one transaction, past the inbox (bulk imports and benchmarks).
     public func insertNow(_ samples: [Sample], workoutID: UUID?) throws(HealthStoreError) {
+        try Self.checkWaveforms(samples)
         do {
             try pool.write { db in try Self.insert(samples, workoutID: workoutID, db) }
             try logSync?.syncNow()
@@ -144,6 +146,7 @@ public final class SQLiteHealthStore: HealthStore {
         var anchors = try AnchorAllocator(db)
         var rollups = Rollup.Accumulator()
         var series = QuantitySeries.Appender(known: cache?.series ?? [:])
+        var waveforms = Waveforms.Appender()
         for sample in samples {
             switch sample {
             case .quantity(let q):
@@ -164,9 +167,12 @@ public final class SQLiteHealthStore: HealthStore {
                     try deviceID(h.device), workoutID, h.metadata.isEmpty ? nil : try Coding.encode(h.metadata),
                     Coding.pack(h.beats), anchors.next(),
                 ])
+            case .waveform(let w):
+                try waveforms.add(w, deviceID: try deviceID(w.device), workoutID: workoutID, db)
             }
         }
         try series.write(anchors: &anchors, db)
+        try waveforms.write(anchors: &anchors, db)
         try anchors.save(db)
         try rollups.write(db)
         try cache?.keep(devices: devices, series: series.touched, db)
@@ -271,6 +277,8 @@ public final class SQLiteHealthStore: HealthStore {
             .map { ($0["uuid"] as Data, $0["type"] as String) }
             + (try Data.fetchAll(db, sql: "SELECT uuid FROM heartbeatSeries WHERE workoutID = ?", arguments: [id]))
             .map { ($0, "heartbeatSeries") }
+            + (try Row.fetchAll(db, sql: "SELECT uuid, kind FROM waveform WHERE workoutID = ?", arguments: [id]))
+            .map { ($0["uuid"] as Data, $0["kind"] as String) }
         var anchors = try AnchorAllocator(db)
         for (uuid, type) in doomed {
             try db.execute(
@@ -294,6 +302,7 @@ public final class SQLiteHealthStore: HealthStore {
         }
         try db.execute(sql: "DELETE FROM quantitySample WHERE workoutID = ?", arguments: [id])
         try db.execute(sql: "DELETE FROM heartbeatSeries WHERE workoutID = ?", arguments: [id])
+        try db.execute(sql: "DELETE FROM waveform WHERE workoutID = ?", arguments: [id])
         for (type, bucket) in touched {
             try Rollup.rebuild(db, type: type, bucket: bucket)
         }

@@ -207,6 +207,10 @@ enum Schema {
                     """
             )
         }
+        migrator.registerMigration("v12-waveforms") { db in
+            // ECG and acceleration, in rows of up to a minute (see Waveforms).
+            try db.execute(sql: Waveforms.createTable)
+        }
         return migrator
     }
 }

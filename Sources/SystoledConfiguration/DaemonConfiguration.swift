@@ -51,7 +51,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Notifications a second each sensor may send on average (twice as many may come at once); the surplus is
     /// dropped and counted. Sensors notify about once a second; benchmarks that flood on purpose raise it.
     public var notificationLimit: Double = RadioLimits().notificationsPerSecond
-    public var sampleTypes: Set<SampleType> = [.heartRate, .heartbeatSeries, .activeEnergyBurned, .dietaryWater]
+    public var sampleTypes: Set<SampleType> = [
+        .heartRate, .heartbeatSeries, .activeEnergyBurned, .dietaryWater, .electrocardiogram, .acceleration,
+    ]
     public var liveLogPath: String
     public var liveLogFormat: LiveLogFormat = .text
     /// The live log is rotated when it would grow past this many bytes.
@@ -71,6 +73,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var athletes = Athletes()
     /// How notifications travel (`[bluetooth]`).
     public var bluetooth = Bluetooth()
+    /// What Polar H10s stream beside the heart rate during a workout (`[ecg]`).
+    public var ecg = ECG()
 
     /// The default configuration file.
     public static let defaultPath = "/etc/systole/systoled.toml"
@@ -232,7 +236,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             for text in try strings(entry) {
                 guard let type = SampleType(identifier: text) else {
                     throw Reason(
-                        "unknown sample type \(text.quotedExcerpt()); known: heartRate, heartbeatSeries, activeEnergyBurned, dietaryWater"
+                        "unknown sample type \(text.quotedExcerpt()); known: heartRate, heartbeatSeries, activeEnergyBurned, dietaryWater, electrocardiogram, acceleration"
                     )
                 }
                 types.insert(type)
@@ -274,19 +278,21 @@ public struct DaemonConfiguration: Sendable, Equatable {
             try applyAthlete(entry)
         case ("bluetooth", _):
             try applyBluetooth(entry)
+        case ("ecg", _):
+            try applyECG(entry)
         case ("store", _):
             try applyStore(entry)
         case ("", let key):
             throw Reason(
                 "unknown setting '\(key)'; known: \(Self.topLevelKeys.joined(separator: ", ")) and the [store], "
-                    + "[live_log], [profile], [athletes], [bluetooth], [http], [mqtt] and [replication] tables"
+                    + "[live_log], [profile], [athletes], [bluetooth], [ecg], [http], [mqtt] and [replication] tables"
             )
         case ("live_log", let key):
             throw Reason("unknown setting '\(key)' in [live_log]; known: \(Self.liveLogKeys.joined(separator: ", "))")
         case (let table, _):
             throw Reason(
                 "unknown table [\(table)]; the tables are [store], [live_log], [profile], [athletes], [bluetooth], "
-                    + "[http], [mqtt] and [replication]"
+                    + "[ecg], [http], [mqtt] and [replication]"
             )
         }
     }

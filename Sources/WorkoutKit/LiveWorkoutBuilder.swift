@@ -135,6 +135,8 @@ public actor LiveWorkoutBuilder {
                 if counts(collected.start) { accumulate(collected, of: quantity.type) }
             case .heartbeatSeries(let series):
                 include(device: series.device)
+            case .waveform(let waveform):
+                include(device: waveform.device)
             }
         }
         continuation.yield(.collectedData(types))

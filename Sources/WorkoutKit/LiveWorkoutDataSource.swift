@@ -36,12 +36,21 @@ public struct SensorMeasurement: Hashable, Sendable {
     /// The energy expended since the sensor's previous report, when this notification carried one. The sensor
     /// layer turns its cumulative counter into these increments, bounded by what a person can expend.
     public var activeEnergy: ActiveEnergy?
+    /// A piece of ECG or acceleration the sensor streamed (its device is set by the data source).
+    public var waveform: WaveformSample?
 
-    public init(date: Date, heartRate: Double?, beats: [Beat] = [], activeEnergy: ActiveEnergy? = nil) {
+    public init(
+        date: Date,
+        heartRate: Double?,
+        beats: [Beat] = [],
+        activeEnergy: ActiveEnergy? = nil,
+        waveform: WaveformSample? = nil
+    ) {
         self.date = date
         self.heartRate = heartRate
         self.beats = beats
         self.activeEnergy = activeEnergy
+        self.waveform = waveform
     }
 }
 
@@ -86,11 +95,13 @@ public actor LiveWorkoutDataSource {
     /// How many refused samples are kept for a retry (about seven hours of one sensor at 4 Hz).
     public static let pendingLimit = 100_000
 
-    /// The types a workout of `activity` collects unless told otherwise: heart rate, heartbeat series and
-    /// active energy. Swimming leaves out the heartbeat series (beat-to-beat timing is unreliable in water).
+    /// The types a workout of `activity` collects unless told otherwise: heart rate, heartbeat series, active
+    /// energy and the waveforms (which only sensors asked to stream them send). Swimming leaves out the heartbeat
+    /// series and the ECG (beat-to-beat timing is unreliable in water).
     public static func defaultTypes(for activity: WorkoutActivityType) -> Set<SampleType> {
         activity == .swimming
-            ? [.heartRate, .activeEnergyBurned] : [.heartRate, .heartbeatSeries, .activeEnergyBurned]
+            ? [.heartRate, .activeEnergyBurned]
+            : [.heartRate, .heartbeatSeries, .activeEnergyBurned, .electrocardiogram, .acceleration]
     }
 
     public init(
@@ -190,6 +201,11 @@ public actor LiveWorkoutDataSource {
                     )
                 )
             }
+        }
+        if var waveform = measurement.waveform, waveform.isValid {
+            generatedTypes.insert(.waveform(waveform.kind))
+            waveform.device = device
+            samples.append(.waveform(waveform))
         }
         return samples
     }

@@ -51,27 +51,34 @@ public struct QuantityType: Hashable, Sendable, Codable, CustomStringConvertible
     public var description: String { identifier }
 }
 
-/// A type of sample a workout collects: a quantity type, or the heartbeat series (RR intervals).
+/// A type of sample a workout collects: a quantity type, the heartbeat series (RR intervals) or a waveform.
 public enum SampleType: Hashable, Sendable, CustomStringConvertible {
     case quantity(QuantityType)
     /// Beat-to-beat intervals, HealthKit's heartbeat series.
     case heartbeatSeries
+    /// A waveform: the electrocardiogram or the acceleration.
+    case waveform(WaveformSample.Kind)
 
     public static let heartRate = SampleType.quantity(.heartRate)
     public static let activeEnergyBurned = SampleType.quantity(.activeEnergyBurned)
     public static let dietaryWater = SampleType.quantity(.dietaryWater)
+    public static let electrocardiogram = SampleType.waveform(.electrocardiogram)
+    public static let acceleration = SampleType.waveform(.acceleration)
 
     /// A stable identifier (`heartRate`, `heartbeatSeries`).
     public var identifier: String {
         switch self {
         case .quantity(let type): type.identifier
         case .heartbeatSeries: "heartbeatSeries"
+        case .waveform(let kind): kind.rawValue
         }
     }
 
     public init?(identifier: String) {
         if identifier == "heartbeatSeries" {
             self = .heartbeatSeries
+        } else if let kind = WaveformSample.Kind(rawValue: identifier) {
+            self = .waveform(kind)
         } else if let type = QuantityType(identifier: identifier) {
             self = .quantity(type)
         } else {

@@ -117,11 +117,14 @@ public struct HeartbeatSeriesSample: Hashable, Sendable, Identifiable {
 public enum Sample: Hashable, Sendable, Identifiable {
     case quantity(QuantitySample)
     case heartbeatSeries(HeartbeatSeriesSample)
+    /// An electrocardiogram or acceleration waveform.
+    case waveform(WaveformSample)
 
     public var id: UUID {
         switch self {
         case .quantity(let sample): sample.id
         case .heartbeatSeries(let sample): sample.id
+        case .waveform(let sample): sample.id
         }
     }
 
@@ -129,6 +132,7 @@ public enum Sample: Hashable, Sendable, Identifiable {
         switch self {
         case .quantity(let sample): .quantity(sample.type)
         case .heartbeatSeries: .heartbeatSeries
+        case .waveform(let sample): .waveform(sample.kind)
         }
     }
 
@@ -136,6 +140,7 @@ public enum Sample: Hashable, Sendable, Identifiable {
         switch self {
         case .quantity(let sample): sample.startDate
         case .heartbeatSeries(let sample): sample.startDate
+        case .waveform(let sample): sample.startDate
         }
     }
 
@@ -143,6 +148,7 @@ public enum Sample: Hashable, Sendable, Identifiable {
         switch self {
         case .quantity(let sample): sample.endDate
         case .heartbeatSeries(let sample): sample.endDate
+        case .waveform(let sample): sample.endDate
         }
     }
 }

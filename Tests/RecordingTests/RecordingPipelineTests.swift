@@ -46,11 +46,11 @@ private struct Output: RecordingOutput {
 @Suite struct RecordingPipelineTests {
     let clock = ManualWorkoutClock(Date(timeIntervalSince1970: 1_795_333_165))
 
-    func reading(_ bpm: UInt8) throws -> DaemonReading { try strapReading(bpm, at: clock.now()) }
+    func reading(_ bpm: UInt8) throws -> SensorReport { try strapReading(bpm, at: clock.now()) }
 
     @Test func eachBatchIsCommittedBeforeItsLinesAndAnnouncementAndTheOutputRunsOnTheWorkoutThread() async throws {
         let log = EventLog()
-        let readings = Broadcast<DaemonReading>()
+        let readings = Broadcast<SensorReport>()
         let workouts = WorkoutManager(
             store: LoggingStore(log: log),
             readings: readings,

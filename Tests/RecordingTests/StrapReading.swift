@@ -12,17 +12,19 @@ func strapReading(
     at date: Date,
     address: String = "A0:9E:1A:94:8D:23",
     athlete: String? = nil
-) throws -> DaemonReading {
-    DaemonReading(
-        reading: HeartRateReading(
-            sensor: try BluetoothAddress(address),
-            measurement: try HeartRateMeasurement(decoding: [0x06, bpm]),
-            receivedAt: .now,
-            receivedDate: date,
-            beats: [],
-            isContinuous: true
-        ),
-        name: "Polar H10 1A2B3C4D",
-        athlete: athlete
+) throws -> SensorReport {
+    .heartRate(
+        DaemonReading(
+            reading: HeartRateReading(
+                sensor: try BluetoothAddress(address),
+                measurement: try HeartRateMeasurement(decoding: [0x06, bpm]),
+                receivedAt: .now,
+                receivedDate: date,
+                beats: [],
+                isContinuous: true
+            ),
+            name: "Polar H10 1A2B3C4D",
+            athlete: athlete
+        )
     )
 }

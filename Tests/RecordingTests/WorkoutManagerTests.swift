@@ -13,7 +13,7 @@ import WorkoutKit
 @Suite struct WorkoutManagerTests {
     let clock = ManualWorkoutClock(Date(timeIntervalSince1970: 1_795_333_165))
     let store = InMemoryHealthStore()
-    let readings = Broadcast<DaemonReading>()
+    let readings = Broadcast<SensorReport>()
 
     func manager() -> WorkoutManager {
         WorkoutManager(
@@ -26,7 +26,7 @@ import WorkoutKit
         )
     }
 
-    func reading(_ bpm: UInt8) throws -> DaemonReading { try strapReading(bpm, at: clock.now()) }
+    func reading(_ bpm: UInt8) throws -> SensorReport { try strapReading(bpm, at: clock.now()) }
 
     /// Recovers whatever workout the store holds (as the recording pipeline does first), then lets `body` drive it.
     func running(_ manager: WorkoutManager, _ body: () async throws -> Void) async throws {
@@ -138,7 +138,7 @@ import WorkoutKit
         )
     }
 
-    func teamReading(_ bpm: UInt8, _ address: String) throws -> DaemonReading {
+    func teamReading(_ bpm: UInt8, _ address: String) throws -> SensorReport {
         let athlete = [Self.ana: "Ana", Self.ben: "Ben Lima"][address]
         return try strapReading(bpm, at: clock.now(), address: address, athlete: athlete)
     }

@@ -13,6 +13,7 @@ import WorkoutKit
         switch sample {
         case .quantity(let q): q.device
         case .heartbeatSeries(let s): s.device
+        case .waveform(let w): w.device
         }
     }
 

@@ -519,6 +519,9 @@ extension Sample {
         case .heartbeatSeries(var h):
             h.id = UUID()
             return .heartbeatSeries(h)
+        case .waveform(var w):
+            w.id = UUID()
+            return .waveform(w)
         }
     }
 }

@@ -2,6 +2,7 @@ import BlueZ
 import DBus
 import Foundation
 import Glibc
+import HeartRateSensors
 import Testing
 import WorkoutAnalysis
 import WorkoutKit
@@ -102,7 +103,17 @@ import WorkoutKit
             ("[live_log]\nsize = 10", 2, "unknown setting 'size' in [live_log]; known: path, format, max_size"),
             (
                 "[logging]\npath = \"/x\"", 2,
-                "unknown table [logging]; the tables are [store], [live_log], [profile], [athletes], [bluetooth], [http], [mqtt] and [replication]"
+                "unknown table [logging]; the tables are [store], [live_log], [profile], [athletes], [bluetooth], [ecg], [http], [mqtt] and [replication]"
+            ),
+            ("[ecg]\nenabled = 1", 2, "enabled in [ecg] must be true or false, not an integer"),
+            ("[ecg]\nacceleration_hz = 30", 2, "acceleration_hz in [ecg] must be 0 (off), 25, 50, 100 or 200"),
+            ("[ecg]\nacceleration_hz = -1", 2, "acceleration_hz in [ecg] must be 0 (off), 25, 50, 100 or 200"),
+            ("[ecg]\nacceleration_range_g = 16", 2, "acceleration_range_g in [ecg] must be 2, 4 or 8"),
+            ("[ecg]\nrate = 130", 2, "unknown setting 'rate' in [ecg]; known: enabled, acceleration_hz"),
+            ("[ecg]\n\"A0:9E:1A:00:00:01\" = \"yes\"", 2, "A0:9E:1A:00:00:01 in [ecg] must be true or false"),
+            (
+                "[ecg]\n\"A0:9E:1A:00:00:01\" = true\n\"a0:9e:1a:00:00:01\" = false", 3,
+                "A0:9E:1A:00:00:01 is set twice in [ecg]"
             ),
             ("[profile]\nage = 7", 2, "profile.age is in years, from 10 to 100"),
             ("[profile]\nage = 40.5", 2, "age must be a whole number, not a number"),
@@ -296,6 +307,36 @@ import WorkoutKit
             String(format: "\"A0:9E:1A:00:%02X:%02X\" = \"A\"", $0 / 256, $0 % 256)
         }
         #expect(error("[athletes]\n" + many.joined(separator: "\n"))?.reason.contains("more than 256") == true)
+    }
+
+    @Test func ecgIsOffUnlessEnabledAndMayBeSetPerSensorWithTheAccelerometerBeside() throws {
+        let defaults = try configuration("")
+        #expect(defaults.ecg.defaultOptions == nil && defaults.ecg.optionsBySensor.isEmpty && !defaults.ecg.isUsed)
+        let strap = try BluetoothAddress("A0:9E:1A:94:8D:23")
+        let other = try BluetoothAddress("A0:9E:1A:00:00:02")
+        let c = try configuration(
+            """
+            [ecg]
+            enabled = true
+            acceleration_hz = 100
+            acceleration_range_g = 4
+            "a0:9e:1a:00:00:02" = false
+            """
+        )
+        #expect(c.ecg.defaultOptions == PMDOptions(ecg: true, accelerometer: .init(rate: 100, range: 4)))
+        #expect(c.ecg.optionsBySensor == [other: PMDOptions(ecg: false, accelerometer: nil)])
+        #expect(c.ecg.optionsBySensor[other]?.isEnabled == false)
+        let one = try configuration("[ecg]\n\"A0:9E:1A:94:8D:23\" = true")
+        #expect(one.ecg.defaultOptions == nil)
+        #expect(one.ecg.optionsBySensor == [strap: PMDOptions(ecg: true, accelerometer: nil)])
+        #expect(one.ecg.isUsed)
+        // ECG and acceleration are sample types a workout collects unless the list leaves them out.
+        #expect(defaults.sampleTypes.isSuperset(of: [.electrocardiogram, .acceleration]))
+        #expect(try configuration("sample_types = [\"electrocardiogram\"]").sampleTypes == [.electrocardiogram])
+        let many = (0...DaemonConfiguration.maximumSensors).map {
+            String(format: "\"A0:9E:1A:00:%02X:%02X\" = true", $0 / 256, $0 % 256)
+        }
+        #expect(error("[ecg]\n" + many.joined(separator: "\n"))?.reason.contains("more than 256") == true)
     }
 
     @Test func notifyIsAcquireUnlessSetAndMaySetEachSensor() throws {

@@ -22,6 +22,7 @@ extension DaemonResources {
             store: store,
             readings: sensors.readings,
             sensorStatuses: { sensors.sensors },
+            measureWaveforms: { sensors.measureWaveforms($0) },
             sampleTypes: configuration.sampleTypes,
             clock: clock,
             profile: configuration.profile,
@@ -94,6 +95,8 @@ extension DaemonResources {
             athletes: configuration.athletes,
             notify: configuration.bluetooth.notify,
             notifyBySensor: configuration.bluetooth.notifyBySensor,
+            pmd: configuration.ecg.defaultOptions,
+            pmdBySensor: configuration.ecg.optionsBySensor,
             logger: logger
         )
     }

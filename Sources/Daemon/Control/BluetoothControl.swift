@@ -57,6 +57,7 @@ struct BluetoothControl: ControlMethods {
         values["throttled"] = .uint32(UInt32(clamping: status.rejected.throttled))
         values["notify"] = status.notify.map(DBusValue.string)
         values["notifyFallback"] = status.notifyFallback.map(DBusValue.string)
+        values["ecg"] = status.ecg.map(DBusValue.string)
         return values
     }
 

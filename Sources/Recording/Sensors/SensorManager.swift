@@ -3,13 +3,14 @@ import Foundation
 import HeartRateProfile
 import HeartRateSensors
 import Logging
+import PolarMeasurementData
 import ServiceLifecycle
 import Synchronization
 
 /// Keeps the configured sensors connected (each a `HeartRateSensor`, which reconnects with backoff and marks
 /// gaps) and publishes their readings and status to the rest of the daemon.
 package final class SensorManager: Service, Sendable {
-    package let readings = Broadcast<DaemonReading>()
+    package let readings = Broadcast<SensorReport>()
     /// Fires whenever any sensor's status changes, except its readings alone: its last heart rate and reading
     /// date, and its counts of readings and rejected notifications (``takeChanges()`` tells those apart).
     package let statusChanged = Broadcast<Void>()
@@ -25,12 +26,18 @@ package final class SensorManager: Service, Sendable {
     package let agent: PairingAgent
     /// Per sensor (by configuration index): when to log its malformed notifications.
     private let malformedLog = Mutex<[Int: RejectionLogLimiter]>([:])
+    /// Per sensor (by configuration index): when to log its refused PMD frames.
+    private let pmdRejectionLog = Mutex<[Int: RejectionLogLimiter]>([:])
     /// Per sensor and reason: when to log values rejected by the radio limits.
     private let rejectionLog = Mutex<[Key: RejectionLogLimiter]>([:])
     /// Per sensor (by configuration index): which connection states to log.
     private let journals = Mutex<[Int: SensorJournal]>([:])
     /// Readings of the current read not yet published.
-    private let heldReadings = Mutex<[DaemonReading]>([])
+    private let heldReadings = Mutex<[SensorReport]>([])
+    /// The sensors while they run, to turn their ECG on and off (``measureWaveforms(_:)``).
+    private let running = Mutex<[HeartRateSensor]>([])
+    /// Whether the sensors are to stream their ECG (and acceleration) now: kept for sensors that start later.
+    private let waveformsWanted = Mutex(false)
 
     private let logger: Logger
 
@@ -42,6 +49,8 @@ package final class SensorManager: Service, Sendable {
         athletes: Athletes = Athletes(),
         notify: NotifyMethod = .acquire,
         notifyBySensor: [BluetoothAddress: NotifyMethod] = [:],
+        pmd: PMDOptions? = nil,
+        pmdBySensor: [BluetoothAddress: PMDOptions] = [:],
         logger: Logger
     ) {
         self.logger = logger
@@ -56,6 +65,8 @@ package final class SensorManager: Service, Sendable {
         options.limits.notificationBurst = 2 * notificationLimit
         options.notify = notify
         options.notifyOverrides = notifyBySensor
+        options.pmd = pmd
+        options.pmdOverrides = pmdBySensor
         // Each entry keeps a sensor of its own: "any" entries skip configured addresses and each other's.
         options.claims = SensorClaims()
         for target in targets {
@@ -97,12 +108,25 @@ package final class SensorManager: Service, Sendable {
                         options: self.options,
                         delegate: Delegate(manager: self, index: index)
                     )
+                    self.running.withLock { sensors in
+                        sensors.append(sensor)
+                        sensor.measurePMD(self.waveformsWanted.withLock { $0 })
+                    }
                     group.addTask { await sensor.run() }
                 }
             }
         }
         readings.finish()
         statusChanged.finish()
+    }
+
+    /// Has every sensor with ECG (or acceleration) configured stream it (true: a workout is in progress) or stop
+    /// (false). Sensors without it configured, or without Polar's service, are not affected.
+    package func measureWaveforms(_ on: Bool) {
+        running.withLock { sensors in
+            waveformsWanted.withLock { $0 = on }
+            for sensor in sensors { sensor.measurePMD(on) }
+        }
     }
 
     /// Whether `address` is one of the configured sensors' addresses.
@@ -174,10 +198,26 @@ package final class SensorManager: Service, Sendable {
                 status.notifyFallback = reason
             case .energyExpendedReset:
                 break
-            case .pmd, .pmdReading:
-                // Not recorded yet: PMD is only measured when asked for (HeartRateSensor.measurePMD).
+            case .pmd(let event):
+                status.apply(event)
+            case .pmdReading:
                 break
             }
+        }
+        if case .pmd(let event) = event { logPMD(event, index: index) }
+        if case .pmdReading(let reading) = event {
+            let status = statuses.withLock { $0[index] }
+            hold(
+                .waveform(
+                    DaemonWaveform(
+                        reading: reading,
+                        name: status?.name,
+                        manufacturer: status?.manufacturer,
+                        bodyLocation: status?.bodyLocation,
+                        athlete: status?.athlete
+                    )
+                )
+            )
         }
         if case .malformed(let payload, let error) = event { logMalformed(payload, error, index: index) }
         if case .rejected(let reason, let count, let detail) = event {
@@ -186,14 +226,31 @@ package final class SensorManager: Service, Sendable {
         if case .reading(let reading) = event {
             let status = statuses.withLock { $0[index] }
             hold(
-                DaemonReading(
-                    reading: reading,
-                    name: status?.name,
-                    manufacturer: status?.manufacturer,
-                    bodyLocation: status?.bodyLocation,
-                    athlete: status?.athlete
+                .heartRate(
+                    DaemonReading(
+                        reading: reading,
+                        name: status?.name,
+                        manufacturer: status?.manufacturer,
+                        bodyLocation: status?.bodyLocation,
+                        athlete: status?.athlete
+                    )
                 )
             )
+        }
+    }
+
+    /// PMD's starts, refusals and stops are the journal of the ECG: a refusal says what the person at the strap
+    /// can do. Refused frames are logged as malformed notifications are: the first at once, then a line a minute.
+    private func logPMD(_ event: PMDEvent, index: Int) {
+        let address = statuses.withLock { $0[index]?.address } ?? "any"
+        switch event {
+        case .started(let type): logger.info("sensor \(address): \(type) streaming")
+        case .refused(let type, let reason): logger.warning("sensor \(address): \(type) refused: \(reason)")
+        case .stopped(let type, let reason): logger.info("sensor \(address): \(type) stopped: \(reason)")
+        case .frameRejected(let reason):
+            let count = pmdRejectionLog.withLock { $0[index, default: RejectionLogLimiter()].record(at: .now) }
+            if count != nil { logger.warning("sensor \(address): refused a PMD frame: \(reason)") }
+        case .duplicateFrame: break
         }
     }
 
@@ -239,7 +296,7 @@ package final class SensorManager: Service, Sendable {
     /// Stage 1 of the ``RecordingPipeline``: holds a reading until its read is complete. Readings arrive on the
     /// bus's loop thread one notification at a time, and handing on the first at once would wake the workout for it
     /// alone, so a tick's readings would take two or three commits instead of one.
-    private func hold(_ reading: DaemonReading) {
+    private func hold(_ reading: SensorReport) {
         heldReadings.withLock { $0.append(reading) }
     }
 

@@ -26,6 +26,9 @@ public struct SensorStatus: Sendable, Equatable {
     public var notify: String?
     /// Why they travel as signals when AcquireNotify was configured (it fell back on its own).
     public var notifyFallback: String?
+    /// How its ECG stream goes, when it was asked for one: "streaming", or why not ("refused: the strap is in its
+    /// charger", "stopped: the link went").
+    public var ecg: String?
 }
 
 /// What a sensor sent that was not used, counted by reason since the daemon started (see `RadioLimits`).
@@ -50,6 +53,28 @@ public struct RejectedNotifications: Sendable, Equatable {
         case .throttled: throttled += count
         }
     }
+}
+
+/// What a sensor reports through the recording pipeline: a heart-rate reading, or a piece of the ECG or
+/// acceleration it streams (a Polar H10 during a workout, with `[ecg]` on).
+public enum SensorReport: Sendable {
+    case heartRate(DaemonReading)
+    case waveform(DaemonWaveform)
+
+    /// The heart-rate reading, if this is one.
+    public var heartRate: DaemonReading? {
+        if case .heartRate(let reading) = self { reading } else { nil }
+    }
+}
+
+/// One PMD frame's samples with the sensor they came from, as the daemon passes them around.
+public struct DaemonWaveform: Sendable {
+    public var reading: PMDReading
+    public var name: String?
+    public var manufacturer: String?
+    public var bodyLocation: String?
+    /// Who wears the sensor (`[athletes]`).
+    public var athlete: String?
 }
 
 /// A reading with the sensor it came from, as the daemon passes it around.

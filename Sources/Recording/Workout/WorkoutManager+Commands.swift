@@ -117,7 +117,7 @@ extension WorkoutManager {
     }
 
     /// Whether a reading with a heart rate is recent or arrives within `timeout`.
-    private func heartRateArrives(_ readings: AsyncStream<DaemonReading>, within timeout: Duration) async -> Bool {
+    private func heartRateArrives(_ readings: AsyncStream<SensorReport>, within timeout: Duration) async -> Bool {
         if let latest, Self.measurement(latest.reading).heartRate != nil,
             clock.now().timeIntervalSince(latest.reading.receivedDate) < 2
         {
@@ -125,8 +125,10 @@ extension WorkoutManager {
         }
         return await withTaskGroup(of: Bool.self) { group in
             group.addTask {
-                for await reading in readings where Self.measurement(reading.reading).heartRate != nil {
-                    return true
+                for await report in readings {
+                    if let reading = report.heartRate, Self.measurement(reading.reading).heartRate != nil {
+                        return true
+                    }
                 }
                 return false
             }

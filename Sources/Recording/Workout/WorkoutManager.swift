@@ -32,6 +32,11 @@ package actor WorkoutManager {
         func takes(_ reading: DaemonReading) -> Bool {
             athlete == nil || reading.athlete == athlete
         }
+
+        /// Whether it takes `waveform`, as ``takes(_:)-(DaemonReading)`` a reading.
+        func takes(_ waveform: DaemonWaveform) -> Bool {
+            athlete == nil || waveform.athlete == athlete
+        }
     }
 
     /// What a workout keeps watching while readings arrive: its sensors' skin contact, and (for a team workout)
@@ -44,7 +49,11 @@ package actor WorkoutManager {
     let store: any HealthStore
     /// Every reading of the daemon's sensors, as the sensor manager publishes them: a starting workout watches
     /// them for its first heart rate (the workout itself is fed by ``record(_:)``).
-    let readings: Broadcast<DaemonReading>
+    let readings: Broadcast<SensorReport>
+    /// Turns the sensors' ECG on (a workout is in progress) or off (none is); see ``announce()``.
+    let measureWaveforms: @Sendable (Bool) -> Void
+    /// What ``measureWaveforms`` was last told.
+    var measuringWaveforms = false
     /// The sensors as they are now (their battery levels go into a finished workout; a team session starts a
     /// workout for each athlete whose sensor is connected).
     let sensorStatuses: @Sendable () -> [SensorStatus]
@@ -78,8 +87,9 @@ package actor WorkoutManager {
 
     package init(
         store: any HealthStore,
-        readings: Broadcast<DaemonReading>,
+        readings: Broadcast<SensorReport>,
         sensorStatuses: @escaping @Sendable () -> [SensorStatus],
+        measureWaveforms: @escaping @Sendable (Bool) -> Void = { _ in },
         sampleTypes: Set<SampleType>,
         clock: any WorkoutClock,
         profile: AthleteProfile = AthleteProfile(),
@@ -89,6 +99,7 @@ package actor WorkoutManager {
         self.profile = profile
         self.store = store
         self.readings = readings
+        self.measureWaveforms = measureWaveforms
         self.sensorStatuses = sensorStatuses
         self.sampleTypes = sampleTypes
         self.clock = clock
@@ -149,8 +160,12 @@ package actor WorkoutManager {
     /// Records a batch of readings (the workout stage of ``RecordingPipeline``): during a workout their samples are
     /// committed to the store before this returns, so whatever is shown of them survives a crash. Returns each
     /// reading with the workout as it was when the reading was recorded (for a reading no workout takes, idle).
-    package func record(_ readings: [DaemonReading]) async -> [RecordedReading] {
-        latest = readings.last
+    package func record(_ reports: [SensorReport]) async -> [RecordedReading] {
+        let readings = reports.compactMap(\.heartRate)
+        let waveforms = reports.compactMap { report -> DaemonWaveform? in
+            if case .waveform(let waveform) = report { waveform } else { nil }
+        }
+        latest = readings.last ?? latest
         guard !workouts.isEmpty else {
             storeRefusal = nil
             publish([])
@@ -159,19 +174,21 @@ package actor WorkoutManager {
         if workouts.count == 1, workouts[0].teamSessionID == nil {
             let current = workouts[0]
             let taken = current.athlete == nil ? readings : readings.filter(current.takes)
-            guard !taken.isEmpty else {
+            let takenWaveforms = current.athlete == nil ? waveforms : waveforms.filter(current.takes)
+            guard !taken.isEmpty || !takenWaveforms.isEmpty else {
                 publish([await snapshot(of: current)])
                 return readings.map { RecordedReading(reading: $0, workout: .idle) }
             }
-            let (shown, now) = await record(taken, into: current)
+            let (shown, now) = await record(taken, takenWaveforms, into: current)
             publish([now])
             return readings.map { RecordedReading(reading: $0, workout: current.takes($0) ? shown : .idle) }
         }
         var shown: [String: WorkoutSnapshot] = [:]
         for current in workouts {
             let taken = readings.filter(current.takes)
-            guard !taken.isEmpty, let athlete = current.athlete else { continue }
-            shown[athlete] = await record(taken, into: current).shown
+            let takenWaveforms = waveforms.filter(current.takes)
+            guard !taken.isEmpty || !takenWaveforms.isEmpty, let athlete = current.athlete else { continue }
+            shown[athlete] = await record(taken, takenWaveforms, into: current).shown
         }
         await publishAll()
         return readings.map { reading in
@@ -183,11 +200,15 @@ package actor WorkoutManager {
     /// is now.
     private func record(
         _ readings: [DaemonReading],
+        _ waveforms: [DaemonWaveform],
         into current: Current
     ) async -> (shown: WorkoutSnapshot, now: WorkoutSnapshot) {
         let arrival = await snapshot(of: current)
         if current.teamSessionID != nil { await watchGaps(readings, of: current) }
-        let stored = await current.source.receive(readings.map { (Self.measurement($0.reading), Self.device($0)) })
+        let stored = await current.source.receive(
+            readings.map { (Self.measurement($0.reading), Self.device($0)) }
+                + waveforms.map { (Self.measurement($0.reading), Self.device($0)) }
+        )
         let now = await snapshot(of: current)
         let recording = now.state == .running || now.state == .paused
         if !stored, recording {
@@ -359,5 +380,10 @@ package actor WorkoutManager {
     package func announce() async {
         await publishAll()
         changes.publish(())
+        // ECG streams while any workout is in progress (from its countdown, so it runs when collection begins).
+        if measuringWaveforms != !workouts.isEmpty {
+            measuringWaveforms = !workouts.isEmpty
+            measureWaveforms(measuringWaveforms)
+        }
     }
 }

@@ -131,6 +131,7 @@ struct SensorsCommand: AsyncParsableCommand {
             case ("signal", nil): parts.append("notifications over signals")
             default: break
             }
+            if let ecg = sensor["ecg"]?.string { parts.append("ECG \(WorkoutText.printable(ecg))") }
             print("Sensor: " + parts.joined(separator: " · "))
         }
     }
