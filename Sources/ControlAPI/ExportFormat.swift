@@ -12,16 +12,33 @@ public enum ExportFormat: String, CaseIterable, Sendable {
     case csv
     /// RR intervals in ms, one a line (Kubios, Elite HRV).
     case rr
+    /// The ECG as EDF+ (EDFbrowser, MNE, pyedflib), with systole's R-peaks as annotations.
+    case edf
+    /// The ECG as CSV, a sample a row.
+    case ecgCSV = "csv-ecg"
+    /// RR intervals in ms from the R-peaks systole finds in the ECG.
+    case rrFromECG = "rr-ecg"
 
-    public var fileExtension: String { rawValue == "rr" ? "txt" : rawValue }
+    /// Whether the file is made from the workout's ECG (which is read for it).
+    public var needsECG: Bool { self == .edf || self == .ecgCSV || self == .rrFromECG }
+
+    public var fileExtension: String {
+        switch self {
+        case .fit, .tcx, .csv, .edf: rawValue
+        case .rr: "txt"
+        case .ecgCSV: "ecg.csv"
+        case .rrFromECG: "ecg-rr.txt"
+        }
+    }
 
     /// The file's media type, for a download.
     public var contentType: String {
         switch self {
         case .fit: "application/vnd.ant.fit"
         case .tcx: "application/vnd.garmin.tcx+xml"
-        case .csv: "text/csv; charset=utf-8"
-        case .rr: "text/plain; charset=utf-8"
+        case .csv, .ecgCSV: "text/csv; charset=utf-8"
+        case .rr, .rrFromECG: "text/plain; charset=utf-8"
+        case .edf: "application/octet-stream"
         }
     }
 
@@ -32,6 +49,11 @@ public enum ExportFormat: String, CaseIterable, Sendable {
         case .tcx: try TCXActivityFile.write(recording, to: sink)
         case .csv: try CSVActivityFile.write(recording, to: sink)
         case .rr: try RRIntervalFile.write(recording, to: sink)
+        case .edf: try EDFActivityFile.write(recording, to: sink)
+        case .ecgCSV: try ECGCSVFile.write(recording, to: sink)
+        case .rrFromECG:
+            guard !recording.electrocardiogram.isEmpty else { throw EDFRecording.Failure.noECG }
+            try RRIntervalFile.write(recording.withBeatsFromECG, to: sink)
         }
     }
 

@@ -21,6 +21,17 @@ extension SQLiteHealthStore {
         }
     }
 
+    /// Whether the workout has any ECG (or acceleration), without reading it.
+    public func hasWaveforms(_ kind: WaveformSample.Kind, ofWorkout id: UUID) async throws -> Bool {
+        try await flush()
+        return try await read("looking for the \(kind.rawValue) of workout \(id)") { db in
+            try Bool.fetchOne(
+                db.cachedStatement(sql: "SELECT 1 FROM waveform WHERE workoutID = ? AND kind = ? LIMIT 1"),
+                arguments: [id, kind.rawValue]
+            ) ?? false
+        }
+    }
+
     /// The ECG (or acceleration) samples that overlap `start..<end`, of any workout or none, oldest first. Samples
     /// are returned whole: the first may begin before `start` and the last end after `end`.
     public func waveforms(

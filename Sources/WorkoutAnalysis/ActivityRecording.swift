@@ -103,6 +103,8 @@ public struct ActivityRecording: Sendable, Equatable {
     public var reportsContact: Bool?
     /// When the sensor of the readings said it lost skin contact, each until it had contact again (or the end).
     public var contactLost: [DateInterval]
+    /// The ECG, for the exports that write it (EDF+, the ECG's CSV and RR); empty unless read for one.
+    public var electrocardiogram: [WaveformSample] = []
 
     public init(
         id: UUID = UUID(),

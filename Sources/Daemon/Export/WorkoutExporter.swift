@@ -20,11 +20,16 @@ actor WorkoutExporter {
         /// Another export is under way.
         case busy
         case tooLarge(SampleCollector.TooLarge)
+        /// The format is made from the ECG, and the workout has none.
+        case noECG
 
         var description: String {
             switch self {
             case .busy: "another export is under way; systoled makes one at a time: try again when it ends"
             case .tooLarge(let refusal): "\(refusal)"
+            case .noECG:
+                "the workout holds no ECG (recorded with [ecg] enabled in systoled.toml and a Polar H10): choose "
+                    + "fit, tcx, csv or rr"
             }
         }
     }
@@ -41,7 +46,7 @@ actor WorkoutExporter {
     func write(_ workout: Workout, as format: ExportFormat, into fd: Int32) async throws -> (name: String, size: Int) {
         let recording: ActivityRecording
         do {
-            recording = try await begin(workout)
+            recording = try await begin(workout, format)
         } catch {
             close(fd)
             throw error
@@ -59,7 +64,7 @@ actor WorkoutExporter {
     /// Starts writing `workout` as `format` and returns at once with the file's name and its bytes as they come:
     /// the reader (an HTTP response) takes them; one that stops taking them ends the export.
     func stream(_ workout: Workout, as format: ExportFormat) async throws -> (name: String, chunks: ExportChunks) {
-        let recording = try await begin(workout)
+        let recording = try await begin(workout, format)
         let chunks = ExportChunks()
         let deadline = ContinuousClock.now + Self.longest
         Self.startThread {
@@ -82,12 +87,18 @@ actor WorkoutExporter {
         return (format.fileName(for: recording), chunks)
     }
 
-    /// Takes the one export slot and reads the recording; the slot is given back on failure.
-    private func begin(_ workout: Workout) async throws -> ActivityRecording {
+    /// Takes the one export slot and reads the recording (with its ECG when the format needs it); the slot is
+    /// given back on failure.
+    private func begin(_ workout: Workout, _ format: ExportFormat) async throws -> ActivityRecording {
         guard !busy else { throw Refusal.busy }
         busy = true
         do {
-            return try await ActivityRecording.read(workout, from: store)
+            var recording = try await ActivityRecording.read(workout, from: store)
+            if format.needsECG {
+                recording.electrocardiogram = try await store.waveforms(.electrocardiogram, ofWorkout: workout.id)
+                guard !recording.electrocardiogram.isEmpty else { throw Refusal.noECG }
+            }
+            return recording
         } catch let refusal as SampleCollector.TooLarge {
             busy = false
             throw Refusal.tooLarge(refusal)

@@ -163,6 +163,8 @@ final class DaemonLiveSource: LiveWebSource, Service, RecordingOutput {
         let zones = HeartRateZones(recording, profile: profile)
         let hrv = HeartRateVariability.workout(recording)
         let energy = recording.energy
+        // The ECG's files are offered only for a workout that has ECG.
+        let hasECG = try await store.hasWaveforms(.electrocardiogram, ofWorkout: workout.id)
         return WorkoutDetail(
             summary: summary(workout),
             heartRatePerMinute: try await WorkoutChart.heartRatePerMinute(of: workout, in: store).map(finite),
@@ -183,7 +185,7 @@ final class DaemonLiveSource: LiveWebSource, Service, RecordingOutput {
             trimp: finite(TrainingLoad.trimp(recording, profile: profile)),
             energyKilojoules: finite(energy?.kilojoules ?? EnergyEstimate.kilojoules(recording, profile: profile)),
             energyEstimated: energy.map(\.isEstimated) ?? true,
-            exports: ExportFormat.allCases.map(\.rawValue)
+            exports: ExportFormat.allCases.filter { !$0.needsECG || hasECG }.map(\.rawValue)
         )
     }
 

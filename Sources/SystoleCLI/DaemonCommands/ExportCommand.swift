@@ -6,27 +6,33 @@ import Glibc
 import Replication
 import WorkoutAnalysis
 
-/// `systole export WORKOUT [--format fit|tcx|csv|rr] [-o FILE|-]`: a finished workout as a file, written by
+/// `systole export WORKOUT [--format fit|tcx|csv|rr|edf] [--source strap|ecg] [-o FILE|-]`: a finished workout as a
+/// file, written by
 /// systoled from its store (no access to the store's file needed).
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Write a workout as a FIT, TCX, CSV or RR-interval file.",
+        abstract: "Write a workout as a FIT, TCX, CSV, RR-interval or EDF+ (ECG) file.",
         discussion: """
             fit: a FIT activity file (Garmin Connect, Strava, intervals.icu, GoldenCheetah); tcx: Training Center \
             XML; csv: a reading a row (time, elapsed, bpm, contact, RR in ms, energy, lap, marker); rr: the RR \
-            intervals in ms, one a line, for Kubios and Elite HRV. Without -o the file is named from the workout's \
+            intervals in ms, one a line, for Kubios and Elite HRV; edf: the ECG of a Polar H10 as EDF+ (µV at the \
+            measured rate, systole's R-peaks as annotations) for EDFbrowser, MNE and pyedflib. --source ecg makes \
+            csv a row per ECG sample (time, elapsed_s, ecg_uv, r_peak, gap) and rr the intervals between the \
+            R-peaks systole finds in the ECG. Without -o the file is named from the workout's \
             start and activity (2026-11-24-0730-running.fit) in the current folder, and an existing file of that \
             name is left alone. Files are created readable by you only (0600): they hold health data. See \
             docs/export.md.
             """
     )
 
-    static let formats = ["fit", "tcx", "csv", "rr"]
+    static let formats = ["fit", "tcx", "csv", "rr", "edf"]
 
     @Argument(help: "The workout's id (its first characters are enough); leave out with --last.") var workout: String?
     @Flag(help: "Export the most recent workout.") var last = false
-    @Option(help: "fit (default), tcx, csv or rr.") var format = "fit"
+    @Option(help: "fit (default), tcx, csv, rr or edf.") var format = "fit"
+    @Option(help: "What csv and rr are made from: strap (the heart rate and RR intervals it sent; the default) or ecg.")
+    var source = "strap"
     @Option(name: .shortAndLong, help: ArgumentHelp("The file to write, or - for standard output.", valueName: "file"))
     var output: String?
     @OptionGroup var daemon: ControlOptions
@@ -34,17 +40,24 @@ struct ExportCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard Self.formats.contains(format) else {
-            throw ValidationError("--format takes fit, tcx, csv or rr, not '\(format)'")
+            throw ValidationError("--format takes fit, tcx, csv, rr or edf, not '\(format)'")
+        }
+        guard source == "strap" || source == "ecg" else {
+            throw ValidationError("--source takes strap or ecg, not '\(source)'")
+        }
+        if source == "ecg", format != "csv", format != "rr" {
+            throw ValidationError("--source ecg is for csv and rr (edf is always the ECG)")
         }
         if last, workout != nil { throw ValidationError("give a workout id or --last, not both") }
         if !last, workout == nil { throw ValidationError("give a workout id, or --last for the most recent") }
     }
 
     func run() async throws {
-        if output == "-", format == "fit", isatty(STDOUT_FILENO) == 1 {
-            // A FIT file is binary: on a terminal it is noise that can leave the terminal in a strange state.
+        if output == "-", format == "fit" || format == "edf", isatty(STDOUT_FILENO) == 1 {
+            // FIT and EDF files are binary: on a terminal they are noise that can leave it in a strange state.
             throw CommandFailure.invalidInput(
-                "a FIT file is binary and standard output is a terminal: redirect it (> run.fit) or use -o FILE"
+                "a \(format.uppercased()) file is binary and standard output is a terminal: redirect it "
+                    + "(> run.\(format)) or use -o FILE"
             )
         }
         if let address = try central.address() {
@@ -85,7 +98,7 @@ struct ExportCommand: AsyncParsableCommand {
             defer { close(writeEnd) }
             reply = try await client.call(
                 "ExportWorkout",
-                [.string(id), .string(format), .unixFD(writeEnd)],
+                [.string(id), .string(exportFormat.rawValue), .unixFD(writeEnd)],
                 timeout: .seconds(330)
             )
         } catch {
@@ -115,7 +128,10 @@ struct ExportCommand: AsyncParsableCommand {
 
     /// A workout of the central database (`--database`), made here.
     private func exportFromCentral(_ address: PostgresAddress) async throws {
-        let (workout, last, format) = (workout, last, ExportFormat(rawValue: format) ?? .fit)
+        let (workout, last, format) = (workout, last, exportFormat)
+        guard !format.needsECG else {
+            throw CommandFailure.invalidInput("the central database holds no ECG: export it from systoled instead")
+        }
         let recording = try await central.with(address) { database in
             let entry: CentralDatabase.Entry
             if let workout {
@@ -140,12 +156,21 @@ struct ExportCommand: AsyncParsableCommand {
         try finish(target, suggested: format.fileName(for: recording))
     }
 
+    /// The format systoled is asked for: --format with --source.
+    private var exportFormat: ExportFormat {
+        switch (format, source) {
+        case ("csv", "ecg"): .ecgCSV
+        case ("rr", "ecg"): .rrFromECG
+        default: ExportFormat(rawValue: format) ?? .fit
+        }
+    }
+
     /// Names the file: FILE with `-o FILE`, else the suggested name (only its last component, so it cannot point
     /// elsewhere), and says so.
     private func finish(_ target: ExportTarget, suggested: String) throws {
         guard output != "-" else { return }
         let last = suggested.split(separator: "/").last.map(String.init) ?? ""
-        let name = output ?? (last.isEmpty || last.hasPrefix(".") ? "workout.\(format)" : last)
+        let name = output ?? (last.isEmpty || last.hasPrefix(".") ? "workout.\(exportFormat.fileExtension)" : last)
         try target.commit(as: name, replacing: output != nil)
         FileHandle.standardError.write(Data("Wrote \(name) (\(target.written) bytes)\n".utf8))
     }

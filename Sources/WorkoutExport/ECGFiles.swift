@@ -1,0 +1,69 @@
+import Foundation
+import WorkoutAnalysis
+
+/// The ECG of a recording as EDF+ (``EDFRecording``): the samples in µV at the measured rate, the R-peaks systole
+/// found as annotations, the athlete and the sensor in the header.
+public enum EDFActivityFile {
+    /// The ECG's file; throws ``EDFRecording/Failure/noECG`` when the workout holds none.
+    public static func recording(
+        _ recording: ActivityRecording,
+        timeZone: TimeZone = .current
+    ) throws(EDFRecording.Failure) -> EDFRecording {
+        let analysis = ElectrocardiogramAnalysis(recording.electrocardiogram)
+        guard !analysis.runs.isEmpty else { throw .noECG }
+        let device = recording.electrocardiogram.first?.device
+        let sensor = [device?.name, device?.address].compactMap { $0 }.joined(separator: " ")
+        return EDFRecording(
+            runs: analysis.runs.map { EDFRecording.Run(start: $0.start, rate: $0.rate, microvolts: $0.microvolts) },
+            rPeaks: analysis.rPeakDates,
+            athlete: recording.athlete,
+            sensor: sensor.isEmpty ? "ECG sensor" : sensor,
+            timeZone: timeZone
+        )
+    }
+
+    /// Writes the file to `sink`.
+    public static func write(_ recording: ActivityRecording, to sink: @escaping ExportSink) throws {
+        var output = ExportOutput(sink)
+        output.append(try Self.recording(recording).encoded())
+        try output.finish()
+    }
+}
+
+/// The ECG of a recording as CSV (RFC 4180, CRLF, UTF-8): a sample a row, with `time` (ISO 8601 UTC to the
+/// millisecond), `elapsed_s` (seconds since the workout's start, six decimals, pauses included: the waveform has no
+/// pauses), `ecg_uv` (µV as the sensor sent it), `r_peak` (`1` on the sample systole took for an R-peak, else
+/// empty) and `gap` (`1` on the first sample after lost ones).
+public enum ECGCSVFile {
+    public static let header = ["time", "elapsed_s", "ecg_uv", "r_peak", "gap"]
+
+    /// Writes the file to `sink`; throws ``EDFRecording/Failure/noECG`` when the workout holds no ECG.
+    public static func write(_ recording: ActivityRecording, to sink: @escaping ExportSink) throws {
+        let analysis = ElectrocardiogramAnalysis(recording.electrocardiogram)
+        guard !analysis.runs.isEmpty else { throw EDFRecording.Failure.noECG }
+        var output = ExportOutput(sink)
+        var time = UTCTime()
+        output += header.joined(separator: ",") + "\r\n"
+        for (number, run) in analysis.runs.enumerated() {
+            let peaks = Set(run.rPeaks)
+            for (index, value) in run.microvolts.enumerated() {
+                let date = run.date(ofSampleAt: index)
+                let elapsed = DecimalText.fixed(date.timeIntervalSince(recording.start), decimals: 6) ?? ""
+                let peak = peaks.contains(index) ? "1" : ""
+                let gap = index == 0 && number > 0 ? "1" : ""
+                output += "\(time.text(date)),\(elapsed),\(value),\(peak),\(gap)\r\n"
+            }
+        }
+        try output.finish()
+    }
+}
+
+extension ActivityRecording {
+    /// The recording with its beats taken from the ECG's R-peaks instead of the strap's RR intervals (for the RR
+    /// export and the heart-rate variability of the ECG).
+    public var withBeatsFromECG: ActivityRecording {
+        var copy = self
+        copy.beats = ElectrocardiogramAnalysis(electrocardiogram).beats
+        return copy
+    }
+}
