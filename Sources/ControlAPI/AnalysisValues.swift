@@ -39,6 +39,7 @@ public enum AnalysisValues {
             .propertyMap,
             HeartRateVariability.windows(recording).map { .propertyMap(Self.values(of: $0)) }
         )
+        values.merge(ecgValues(recording)) { $1 }
         let zones = HeartRateZones(recording, profile: profile)
         values["zoneBasis"] = .string(zones.basis.rawValue)
         values["secondsBelowZones"] = .double(zones.secondsBelow)
@@ -66,6 +67,28 @@ public enum AnalysisValues {
             values["energyUnavailable"] = .string(
                 EnergyEstimate.unavailableReason(profile) ?? "no heart rate to estimate energy from"
             )
+        }
+        return values
+    }
+
+    /// With ECG: the HRV of the beats its R-peaks make (`hrvFromECG`), and how their intervals agree with the
+    /// strap's (`rrAgreement`).
+    static func ecgValues(_ recording: ActivityRecording) -> [String: DBusValue] {
+        guard !recording.electrocardiogram.isEmpty else { return [:] }
+        let analysis = ElectrocardiogramAnalysis(recording.electrocardiogram)
+        var fromECG = recording
+        fromECG.beats = analysis.beats
+        var values: [String: DBusValue] = [:]
+        if let hrv = HeartRateVariability.workout(fromECG) { values["hrvFromECG"] = .propertyMap(Self.values(of: hrv)) }
+        if let rate = analysis.rate, let agreement = RRAgreement(strap: recording.beats, ecg: fromECG.beats, rate: rate)
+        {
+            values["rrAgreement"] = .propertyMap([
+                "pairedBeats": .uint32(UInt32(clamping: agreement.pairedBeats)),
+                "ecgBeats": .uint32(UInt32(clamping: agreement.ecgBeats)),
+                "meanDifference": .double(agreement.meanDifference),
+                "withinTolerance": .double(agreement.withinTolerance),
+                "tolerance": .double(agreement.tolerance),
+            ])
         }
         return values
     }

@@ -46,6 +46,9 @@ public struct ElectrocardiogramAnalysis: Sendable {
         }
     }
 
+    /// The rate of the longest run (the ECG's resolution, for comparisons).
+    public var rate: Double? { runs.max { $0.microvolts.count < $1.microvolts.count }?.rate }
+
     /// Every R-peak's time, in order.
     public var rPeakDates: [Date] {
         runs.flatMap { run in run.rPeaks.map(run.date(ofSampleAt:)) }
@@ -75,5 +78,15 @@ public struct ElectrocardiogramAnalysis: Sendable {
             }
         }
         return beats
+    }
+}
+
+extension ActivityRecording {
+    /// The recording with its beats taken from the ECG's R-peaks instead of the strap's RR intervals (for the RR
+    /// export and the heart-rate variability of the ECG).
+    public var withBeatsFromECG: ActivityRecording {
+        var copy = self
+        copy.beats = ElectrocardiogramAnalysis(electrocardiogram).beats
+        return copy
     }
 }

@@ -57,13 +57,3 @@ public enum ECGCSVFile {
         try output.finish()
     }
 }
-
-extension ActivityRecording {
-    /// The recording with its beats taken from the ECG's R-peaks instead of the strap's RR intervals (for the RR
-    /// export and the heart-rate variability of the ECG).
-    public var withBeatsFromECG: ActivityRecording {
-        var copy = self
-        copy.beats = ElectrocardiogramAnalysis(electrocardiogram).beats
-        return copy
-    }
-}

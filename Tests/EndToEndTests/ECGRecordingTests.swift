@@ -69,6 +69,13 @@ import Testing
         #expect(Double(matched.count) >= 0.995 * Double(expected.count), "\(matched.count) of \(expected.count)")
         #expect(Double(extra.count) <= 0.005 * Double(expected.count), "extra peaks at \(extra)")
 
+        // `workouts show`: the HRV of the ECG's beats; a file's heart is not the strap's, so no beats pair.
+        let shown = try await s.workoutShown()
+        let hrv = try #require(shown.values["hrvFromECG"] as? [String: Any], "\(shown.values.keys)")
+        #expect((hrv["beats"] as? Double ?? 0) >= 30)
+        #expect(shown.values["rrAgreement"] == nil)
+        #expect(shown.text.contains("HRV from the ECG: mean NN"))
+
         // EDF+: pyedflib and MNE read every stored value, the measured rate, the label, the unit, and the R-peaks.
         let edf = s.folder.appendingPathComponent("ecg.edf").path
         let exported = try await s.systole(["export", "--last", "--format", "edf", "-o", edf])
@@ -147,6 +154,13 @@ import Testing
             }
         }
         #expect(compared >= 20)
+
+        // `workouts show`: the ECG's beats agree with the strap's.
+        let shown = try await s.workoutShown()
+        let agreement = try #require(shown.values["rrAgreement"] as? [String: Any], "\(shown.values.keys)")
+        #expect((agreement["pairedBeats"] as? Double ?? 0) >= 20)
+        #expect((agreement["withinTolerance"] as? Double ?? 0) >= 0.95, "\(agreement)")
+        #expect(shown.text.contains("ECG beats paired"))
     }
 
     // MARK: Reading what systole wrote
@@ -248,6 +262,14 @@ extension DaemonHarness {
                     && ((try? Date(String(line.prefix(24)), strategy: .iso8601))?.timeIntervalSince1970 ?? 0) > time
             }
         }
+    }
+
+    /// The last workout's `workouts show`, as JSON and as text.
+    func workoutShown() async throws -> (values: [String: Any], text: String) {
+        let list = try await systole(["workouts", "--json"]).standardOutput
+        let workouts = try JSONSerialization.jsonObject(with: Data(list.utf8)) as? [[String: Any]]
+        let id = try #require(workouts?.last?["id"] as? String)
+        return (try await json("workouts", "show", id), try await systole(["workouts", "show", id]).standardOutput)
     }
 
     /// The last workout's ECG (systoled's export of it as CSV; empty while the workout runs or has none).

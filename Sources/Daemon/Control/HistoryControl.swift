@@ -117,7 +117,12 @@ struct HistoryControl: ControlMethods {
     private func getWorkout(_ call: DBusMethodCall) async throws(DBusError) -> [DBusValue] {
         let workout = try await workout(matching: try ControlCall.text(call, 0, "a workout id"))
         var values = WorkoutValues.values(of: workout)
-        values.merge(AnalysisValues.values(of: try await recording(of: workout), profile: profile)) { $1 }
+        var recording = try await recording(of: workout)
+        // The ECG's HRV and its agreement with the strap's, when the workout has ECG.
+        recording.electrocardiogram = try await ControlCall.storeCall {
+            try await self.store.waveforms(.electrocardiogram, ofWorkout: workout.id)
+        }
+        values.merge(AnalysisValues.values(of: recording, profile: profile)) { $1 }
         let perMinute = try await ControlCall.storeCall {
             try await WorkoutChart.heartRatePerMinute(of: workout, in: self.store)
         }

@@ -51,6 +51,7 @@ enum AnalysisText {
             }
             lines.append("HRV: " + parts.joined(separator: ", "))
         }
+        lines += ecgLines(workout)
         let zones = (workout["zones"]?.array ?? []).map(\.map)
         let below = workout["secondsBelowZones"]?.number ?? 0
         let total = zones.reduce(below) { $0 + ($1["seconds"]?.number ?? 0) }
@@ -86,6 +87,33 @@ enum AnalysisText {
             )
         } else if let reason = workout["energyUnavailable"]?.string {
             lines.append("Energy: none measured (\(reason))")
+        }
+        return lines
+    }
+}
+
+extension AnalysisText {
+    /// With ECG: its HRV, and how its RR intervals agree with the strap's.
+    static func ecgLines(_ workout: [String: DBusValue]) -> [String] {
+        var lines: [String] = []
+        if let hrv = workout["hrvFromECG"]?.map, let rmssd = hrv["rmssd"]?.number {
+            let parts = [
+                "mean NN \(WorkoutText.decimal(hrv["meanNN"]?.number ?? .nan)) ms",
+                "SDNN \(WorkoutText.decimal(hrv["sdnn"]?.number ?? .nan)) ms",
+                "RMSSD \(WorkoutText.decimal(rmssd)) ms",
+                "pNN50 \(WorkoutText.decimal(hrv["pnn50"]?.number ?? .nan)) %",
+                "\(WorkoutText.whole(hrv["beats"]?.number ?? 0)) beats",
+            ]
+            lines.append("HRV from the ECG: " + parts.joined(separator: ", "))
+        }
+        if let agreement = workout["rrAgreement"]?.map, let paired = agreement["pairedBeats"]?.number {
+            let share = (agreement["withinTolerance"]?.number ?? 0) * 100
+            lines.append(
+                "ECG and strap RR: \(WorkoutText.whole(paired)) of \(WorkoutText.whole(agreement["ecgBeats"]?.number ?? 0)) "
+                    + "ECG beats paired, \(WorkoutText.decimal(share)) % within one ECG sample "
+                    + "(\(WorkoutText.decimal(agreement["tolerance"]?.number ?? .nan)) ms), mean difference "
+                    + "\(WorkoutText.decimal(agreement["meanDifference"]?.number ?? .nan)) ms"
+            )
         }
         return lines
     }
