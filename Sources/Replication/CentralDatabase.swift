@@ -102,6 +102,36 @@ public struct CentralDatabase: Sendable {
         return listing
     }
 
+    /// A workout's ECG (or acceleration), in time order, as the receivers sent it (a piece per strap frame).
+    /// Pieces that are not well formed (``WaveformSample/isValid``) are left out.
+    public func waveforms(_ kind: WaveformSample.Kind, ofWorkout id: UUID) async throws -> [WaveformSample] {
+        let rows = try await query(
+            """
+            SELECT id, start_time, sampling_frequency, preceded_by_gap, channels, samples, device_address, device_name
+            FROM systole_waveform WHERE workout_id = \(id) AND kind = \(kind.rawValue) ORDER BY start_time, id
+            """
+        )
+        var waveforms: [WaveformSample] = []
+        for try await (pieceID, start, rate, gap, channelCount, samples, address, name) in rows.decode(
+            (UUID, Date, Double, Bool, Int, [Int32], String?, String?).self
+        ) {
+            guard (1...3).contains(channelCount), samples.count % channelCount == 0 else { continue }
+            let length = samples.count / channelCount
+            let channels = (0..<channelCount).map { Array(samples[$0 * length..<($0 + 1) * length]) }
+            let waveform = WaveformSample(
+                id: pieceID,
+                kind: kind,
+                start: start,
+                samplingFrequency: rate,
+                channels: channels,
+                precededByGap: gap,
+                device: Self.device(address, name)
+            )
+            if waveform.isValid { waveforms.append(waveform) }
+        }
+        return waveforms
+    }
+
     /// A workout's samples: its quantities, and its beats as heartbeat series (one per series, as recorded).
     public func samples(ofWorkout id: UUID) async throws -> [Sample] {
         var samples: [Sample] = []

@@ -117,6 +117,29 @@ public enum CentralSchema {
         // 2: when the receiver's last applied change was committed in its store (seconds since 1970): with the
         // sequence, the receiver's position, which a copied or restored store cannot match.
         ["ALTER TABLE systole_receiver ADD COLUMN applied_committed double precision"],
+        // 3: ECG and acceleration, a row per piece as the strap sent it (an H10's frame), values channel after
+        // channel.
+        [
+            """
+            CREATE TABLE systole_waveform (
+                id uuid PRIMARY KEY,
+                store_id uuid NOT NULL REFERENCES systole_receiver (store_id),
+                workout_id uuid,
+                kind text NOT NULL,
+                start_time timestamptz NOT NULL,
+                sampling_frequency double precision NOT NULL,
+                preceded_by_gap boolean NOT NULL,
+                channels integer NOT NULL,
+                samples integer[] NOT NULL,
+                device_address text,
+                device_name text,
+                committed_at timestamptz NOT NULL
+            )
+            """,
+            """
+            CREATE INDEX systole_waveform_by_workout ON systole_waveform (workout_id, kind, start_time)
+            """,
+        ],
     ]
 
     /// Brings the database up to ``currentVersion``; returns the versions it applied. A database newer than this

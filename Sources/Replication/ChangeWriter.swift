@@ -173,6 +173,10 @@ struct ChangeWriter {
             "DELETE FROM systole_rr_interval WHERE workout_id = \(id) AND store_id = \(storeID)",
             logger: logger
         )
+        try await connection.query(
+            "DELETE FROM systole_waveform WHERE workout_id = \(id) AND store_id = \(storeID)",
+            logger: logger
+        )
     }
 
     /// The workout's row: its columns for queries, and the whole workout as JSON (`body`), as `systole` reads it

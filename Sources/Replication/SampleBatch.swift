@@ -22,6 +22,19 @@ struct SampleBatch {
     var beatGaps: [Bool] = []
     var beatKeys = Keys()
 
+    /// Waveform pieces: their values, channel after channel, all in `waveformSamples`, each piece's from
+    /// `waveformFirst` to `waveformLast` (from 1, inclusive, as PostgreSQL slices arrays).
+    var waveformIDs: [UUID] = []
+    var waveformKinds: [String] = []
+    var waveformStarts: [Date] = []
+    var waveformRates: [Double] = []
+    var waveformGaps: [Bool] = []
+    var waveformChannels: [Int32] = []
+    var waveformFirst: [Int32] = []
+    var waveformLast: [Int32] = []
+    var waveformSamples: [Int32] = []
+    var waveformKeys = Keys()
+
     /// Per sample (or beat): indexes, from 1 as PostgreSQL's arrays count, into the lists of distinct values.
     struct Keys {
         var workout: [Int32] = []
@@ -43,7 +56,7 @@ struct SampleBatch {
         var name: String
     }
 
-    var isEmpty: Bool { ids.isEmpty && beatSeries.isEmpty }
+    var isEmpty: Bool { ids.isEmpty && beatSeries.isEmpty && waveformIDs.isEmpty }
 
     private static func key<K: Hashable>(_ value: K, in table: inout [K: Int32]) -> Int32 {
         if let key = table[value] { return key }
@@ -99,9 +112,26 @@ struct SampleBatch {
                     beatKeys.device.append(device)
                     beatKeys.sequence.append(sequence)
                 }
-            case .waveform:
-                // Not replicated: the central schema has no table for ECG and acceleration yet.
-                continue
+            case .waveform(let waveform):
+                guard waveform.isValid else { continue }
+                waveformIDs.append(waveform.id)
+                waveformKinds.append(waveform.kind.rawValue)
+                waveformStarts.append(Self.asStored(waveform.startDate))
+                waveformRates.append(waveform.samplingFrequency)
+                waveformGaps.append(waveform.precededByGap)
+                waveformChannels.append(Int32(waveform.channels.count))
+                waveformFirst.append(Int32(waveformSamples.count + 1))
+                for channel in waveform.channels { waveformSamples += channel }
+                waveformLast.append(Int32(waveformSamples.count))
+                waveformKeys.workout.append(workout)
+                waveformKeys.device.append(
+                    Self.key(
+                        Pair(address: waveform.device?.address ?? "", name: waveform.device?.name ?? ""),
+                        in: &devices
+                    )
+                )
+                waveformKeys.committed.append(committed)
+                waveformKeys.sequence.append(sequence)
             }
         }
     }
@@ -184,6 +214,20 @@ struct SampleBatch {
                     AS b(series, index, time, ticks, gap, w, d, sequence), before
                 WHERE b.sequence > before.applied AND before.consistent
                 ON CONFLICT (series_id, index) DO NOTHING
+            ), waveforms AS (
+                INSERT INTO systole_waveform (id, store_id, workout_id, kind, start_time, sampling_frequency,
+                    preceded_by_gap, channels, samples, device_address, device_name, committed_at)
+                SELECT v.id, \(storeID), nullif((\(workoutList)::text[])[v.w], '')::uuid, v.kind, v.start_time, v.rate,
+                    v.gap, v.channels, (\(waveformSamples)::int4[])[v.first:v.last],
+                    nullif((\(addresses)::text[])[v.d], ''), nullif((\(names)::text[])[v.d], ''),
+                    (\(committedList)::timestamptz[])[v.c]
+                FROM unnest(\(waveformIDs)::uuid[], \(waveformKinds)::text[], \(waveformStarts)::timestamptz[],
+                    \(waveformRates)::float8[], \(waveformGaps)::bool[], \(waveformChannels)::int4[],
+                    \(waveformFirst)::int4[], \(waveformLast)::int4[], \(waveformKeys.workout)::int4[],
+                    \(waveformKeys.device)::int4[], \(waveformKeys.committed)::int4[], \(waveformKeys.sequence)::int8[])
+                    AS v(id, kind, start_time, rate, gap, channels, first, last, w, d, c, sequence), before
+                WHERE v.sequence > before.applied AND before.consistent
+                ON CONFLICT (id) DO NOTHING
             )
             SELECT applied, committed, consistent FROM before
             """

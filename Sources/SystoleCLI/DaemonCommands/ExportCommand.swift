@@ -129,9 +129,6 @@ struct ExportCommand: AsyncParsableCommand {
     /// A workout of the central database (`--database`), made here.
     private func exportFromCentral(_ address: PostgresAddress) async throws {
         let (workout, last, format) = (workout, last, exportFormat)
-        guard !format.needsECG else {
-            throw CommandFailure.invalidInput("the central database holds no ECG: export it from systoled instead")
-        }
         let recording = try await central.with(address) { database in
             let entry: CentralDatabase.Entry
             if let workout {
@@ -141,10 +138,20 @@ struct ExportCommand: AsyncParsableCommand {
             } else {
                 throw CommandFailure.invalidInput("no workouts in the central database: nothing to export")
             }
-            return ActivityRecording(
+            var recording = ActivityRecording(
                 workout: entry.workout,
                 samples: try await database.samples(ofWorkout: entry.workout.id)
             )
+            if format.needsECG {
+                recording.electrocardiogram = try await database.waveforms(
+                    .electrocardiogram,
+                    ofWorkout: entry.workout.id
+                )
+                guard !recording.electrocardiogram.isEmpty else {
+                    throw CommandFailure.invalidInput("the workout holds no ECG in the central database")
+                }
+            }
+            return recording
         }
         let target = try ExportTarget(output: output)
         do {
