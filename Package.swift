@@ -178,7 +178,7 @@ let package = Package(
                 "HeartRateProfile", "WorkoutKit",
                 "SQLiteStore",
                 "WorkoutAnalysis",
-                "WorkoutExport", "LiveFeed", "LiveWeb", "MQTTBridge", "Replication", "CMalloc",
+                "WorkoutExport", "PolarMeasurementData", "LiveFeed", "LiveWeb", "MQTTBridge", "Replication", "CMalloc",
                 "SafeText",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -37,13 +37,14 @@ enum EventStream {
         )
     }
 
-    private enum Wake: Sendable {
+    enum Wake: Sendable {
         case changed(UInt64)
         case keepAlive
         case stop
     }
 
-    private static func nextWake(after version: UInt64, feed: LiveFeed) async -> Wake {
+    /// What ends a stream's wait: a change of `feed` after `version`, the keep-alive's time, or the end.
+    static func nextWake(after version: UInt64, feed: LiveFeed) async -> Wake {
         await withTaskGroup(of: Wake.self) { group in
             group.addTask { await feed.next(after: version).map(Wake.changed) ?? .stop }
             group.addTask {

@@ -91,12 +91,13 @@ public struct LiveWebServer: Service {
         router.get("/overlay") { _, _ in Self.page(Pages.overlay) }
         router.get("/workouts") { _, _ in Self.page(Pages.workouts) }
         router.get("/workouts/:id") { _, _ in Self.page(Pages.workout) }
-        router.get("/assets/systole.js") { _, _ in Self.asset(Assets.script, type: "text/javascript; charset=utf-8") }
+        router.get("/assets/systole.js") { _, _ in Self.asset(Assets.pageScript, type: "text/javascript; charset=utf-8") }
         router.get("/assets/systole.css") { _, _ in Self.asset(Assets.style, type: "text/css; charset=utf-8") }
 
         router.get("/api/status") { _, _ in Self.asset(source.status().json, type: "application/json") }
         router.get("/api/history") { _, _ in try Self.json(try await source.history()) }
         router.get("/api/events") { _, _ in EventStream.response(source: source, logger: logger) }
+        router.get("/api/ecg") { _, _ in ECGStream.response(source: source) }
         router.get("/api/workouts") { _, _ in try Self.json(try await source.workouts()) }
         router.get("/api/workouts/:id") { _, context in
             let id = try context.parameters.require("id")

@@ -16,4 +16,10 @@ public protocol LiveWebSource: Sendable {
     func export(id: String, format: String) async throws -> ExportedFile?
     /// The Prometheus text exposition of systoled's metrics.
     func metrics() -> [UInt8]
+    /// The sensors' live ECG, for the page's strip; nil when it is not shown (`privacy = "duration-only"`).
+    var liveECG: LiveECG? { get }
+}
+
+extension LiveWebSource {
+    public var liveECG: LiveECG? { nil }
 }

@@ -20,10 +20,13 @@ package protocol RecordingOutput: Sendable {
     func didRecord(_ batch: [RecordedReading])
     /// The hand-off dropped `count` readings (its backlog was full): they never reached the workout.
     func didDrop(_ count: Int)
+    /// ECG and acceleration pieces of the batch, in the order they arrived (during a workout, in the store).
+    func didRecordWaveforms(_ waveforms: [DaemonWaveform])
 }
 
 extension RecordingOutput {
     package func didRecord(_ batch: [RecordedReading]) {}
+    package func didRecordWaveforms(_ waveforms: [DaemonWaveform]) {}
     package func didDrop(_ count: Int) {}
 }
 
@@ -85,7 +88,7 @@ package final class RecordingPipeline: Service {
             await cancelWhenGracefulShutdown {
                 while let batch = await self.takeHandedOver(from: handOff) {
                     let recorded = await self.recordInWorkouts(batch)
-                    self.output(recorded)
+                    self.output(recorded, waveforms: batch)
                 }
             }
         }
@@ -109,10 +112,15 @@ package final class RecordingPipeline: Service {
         await workouts.record(batch)
     }
 
-    /// 4. The output stage: the live log first, then the others.
-    private func output(_ recorded: [RecordedReading]) {
+    /// 4. The output stage: the live log first, then the others; then the waveforms to those that show them.
+    private func output(_ recorded: [RecordedReading], waveforms batch: [SensorReport]) {
         liveLog.didRecord(recorded)
         for output in outputs { output.didRecord(recorded) }
+        let waveforms = batch.compactMap { report -> DaemonWaveform? in
+            if case .waveform(let waveform) = report { waveform } else { nil }
+        }
+        guard !waveforms.isEmpty else { return }
+        for output in outputs { output.didRecordWaveforms(waveforms) }
     }
 
     /// Logs a warning when `readings` dropped some since the last call: they never reached the workout, and the

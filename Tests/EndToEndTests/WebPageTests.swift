@@ -275,13 +275,45 @@ import Testing
         #expect(value("systole_readings_dropped_total") == 0)
     }
 
+    /// A Polar H10 with PMD, streaming ECG once a workout runs (`[ecg]` on).
+    static let ecgStrap = """
+        {"seed": 7, "sensors": [{"model": "polar-h10", "rate": 1, "pmd": {}}]}
+        """
+
+    /// The live ECG: `/api/ecg`'s events carry the strap's values as it sent them, and the page's strip draws a
+    /// moving trace in Chromium.
+    @Test func theLiveECGIsTheStrapsAndThePageDrawsIt() async throws {
+        let s = try await Self.start(configuration: Self.http + "\n[ecg]\nenabled = true\n", scenario: Self.ecgStrap)
+        defer { s.stop() }
+        try await s.startWorkout()
+        let response = try await s.authorized("/api/ecg", ["--events", "8"])
+        #expect(response["status"] as? Int == 200)
+        let pieces = try #require(response["events"] as? [[String: Any]])
+        #expect(pieces.count == 8)
+        let shown = pieces.flatMap { ($0["uv"] as? [Int]) ?? [] }
+        let sent = try s.ecgFramesSent().flatMap(\.values)
+        #expect(shown.count >= 8 * 73)
+        #expect(ECGRecordingTests.offset(of: shown, in: sent).map { Array(sent[$0..<$0 + shown.count]) } == shown)
+        #expect(pieces.allSatisfy { abs(($0["rate"] as? Double ?? 0) - 130) < 2 })
+        let script = Self.webFolder.appendingPathComponent("check_live_page.py").path
+        let shots = ProcessInfo.processInfo.environment["SYSTOLE_SCREENSHOTS"] ?? s.folder.path
+        let page = try await PythonTools.run(script, ["ecg", s.base, Self.token, shots])
+        #expect(page.contains("\"ink\""), "\(page)")
+    }
+
     @Test func durationOnlyShowsNoHeartRateAnywhere() async throws {
-        let s = try await Self.start(configuration: "privacy = \"duration-only\"\n" + Self.http)
+        let s = try await Self.start(
+            configuration: "privacy = \"duration-only\"\n" + Self.http + "\n[ecg]\nenabled = true\n",
+            scenario: Self.ecgStrap
+        )
         defer { s.stop() }
         try await s.startWorkout()
         try await waitUntil("a second of the workout") {
             ((try await s.json("status")["workout"] as? [String: Any])?["elapsed"] as? Double ?? 0) >= 1
         }
+        // The ECG streams (the strap is asked for it) but is not shown.
+        try await waitUntil("ECG frames sent") { try s.ecgFramesSent().count >= 2 }
+        #expect(try await s.authorized("/api/ecg")["status"] as? Int == 404)
         for path in ["/api/status", "/api/history", "/metrics"] {
             let response = try await s.authorized(path)
             #expect(response["status"] as? Int == 200, "\(path)")
@@ -311,7 +343,7 @@ import Testing
         #expect((page["heartRatePerMinute"] as? [Any])?.isEmpty == true)
         #expect((page["zones"] as? [Any])?.isEmpty == true && page["hrv"] == nil)
         #expect((page["exports"] as? [Any])?.isEmpty == true)
-        for format in ["fit", "tcx", "csv", "rr"] {
+        for format in ["fit", "tcx", "csv", "rr", "edf", "csv-ecg", "rr-ecg"] {
             let export = try await s.authorized("/api/workouts/\(id)/export/\(format)")
             #expect(export["status"] as? Int == 404, "\(format)")
         }

@@ -3,6 +3,7 @@ import ControlAPI
 import Foundation
 import LiveFeed
 import LiveWeb
+import PolarMeasurementData
 import Recording
 import SQLiteStore
 import ServiceLifecycle
@@ -16,6 +17,8 @@ import WorkoutKit
 /// stage tells it of each recorded batch.
 final class DaemonLiveSource: LiveWebSource, Service, RecordingOutput {
     let feed = LiveFeed()
+    /// The sensors' last seconds of ECG, for the page's strip.
+    private let ecg = LiveECG()
     let daemonMetrics: DaemonMetrics
     private let workouts: WorkoutManager
     private let sensors: SensorManager
@@ -53,6 +56,22 @@ final class DaemonLiveSource: LiveWebSource, Service, RecordingOutput {
     }
 
     var showsHeartRate: Bool { privacy == .full }
+
+    /// The live ECG, unless the privacy setting hides health values.
+    var liveECG: LiveECG? { showsHeartRate ? ecg : nil }
+
+    func didRecordWaveforms(_ waveforms: [DaemonWaveform]) {
+        guard showsHeartRate else { return }
+        ecg.add(
+            waveforms.compactMap { waveform in
+                guard case .ecg(let values) = waveform.reading.samples else { return nil }
+                return (
+                    waveform.reading.sensor.description, waveform.reading.firstSampleDate.timeIntervalSince1970,
+                    waveform.reading.rate, values, waveform.reading.segmentBreak != nil
+                )
+            }
+        )
+    }
 
     func run() async throws {
         let workoutChanges = workouts.changes.subscribe(buffering: 1)

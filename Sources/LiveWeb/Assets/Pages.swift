@@ -38,6 +38,9 @@ enum Pages {
                 aria-label="heart rate during the workout"><polyline id="line" points=""/></svg>
               <p id="chart-empty" class="muted">No workout yet: start one with <code>systole start</code>.</p>
             </section>
+            <section class="card" id="ecg-card" hidden><h2>ECG <span id="ecg-sensor" class="muted"></span></h2>
+              <canvas id="ecg" class="ecg" role="img" aria-label="the sensor's ECG, the last five seconds"></canvas>
+            </section>
             <section class="card"><h2>Sensors</h2><ul id="sensors" class="sensors"></ul></section>
             </main>
             """

@@ -17,6 +17,7 @@ extension Assets {
         .zone { font-weight: 600; color: var(--zone); }
         .muted, .summary, .connection { color: #9aa0a6; }
         .chart { width: 100%; height: 200px; background: #15171b; border-radius: 8px; }
+        .ecg { display: block; width: 100%; height: 160px; background: #15171b; border-radius: 8px; color: #4caf50; }
         .chart polyline { fill: none; stroke: var(--zone); stroke-width: 2; vector-effect: non-scaling-stroke; }
         .sensors { list-style: none; padding: 0; margin: 0; }
         .sensors li { padding: .4rem 0; border-bottom: 1px solid #2d3036; }

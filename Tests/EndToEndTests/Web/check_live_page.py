@@ -2,6 +2,7 @@
 
 usage: check_live_page.py live BASE TOKEN EMIT_LOG SENSOR SHOTS SECONDS
        check_live_page.py finished BASE TOKEN WORKOUT_ID SHOTS
+       check_live_page.py ecg BASE TOKEN SHOTS
 
 live: an address with a token no header can carry (a mistyped one) makes the page ask for its token and keep none;
 the token in the address moves into the page's storage and leaves the address; no cookie is set, and a page
@@ -9,7 +10,9 @@ on another port of the same host gets neither a cookie nor the token; a sensor n
 the bpm shown follows every notification the simulator sent in SECONDS (its emit log), each on the page within 5 s
 (recorded by the page itself, so a busy machine cannot hide a value from the check); the chart draws; a reload mid-workout resumes the chart and the elapsed
 time; the overlay's background is transparent in its screenshot. finished: the workouts list links the workout, its
-page draws the chart and the zones, and its FIT export downloads. Prints a JSON summary; exits non-zero on a failure.
+page draws the chart and the zones, and its FIT export downloads. ecg: the live page's ECG card appears with the
+sensor's address, its canvas draws a trace (pixels other than the background) that moves from one moment to the
+next. Prints a JSON summary; exits non-zero on a failure.
 Screenshots go into SHOTS.
 """
 import http.server
@@ -230,6 +233,31 @@ def finished(page, base, token, workout_id, shots):
     print(json.dumps({"zoneBars": bars, "exports": hrefs, "fitBytes": len(body)}))
 
 
+CANVAS_INK = """() => {
+  const c = document.getElementById("ecg");
+  const data = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+  let ink = 0, sum = 0;
+  for (let i = 3; i < data.length; i += 4) { if (data[i] > 0) { ink++; sum += i; } }
+  return [ink, sum];
+}"""
+
+
+def ecg(page, base, token, shots):
+    page.goto(f"{base}/?token={token}")
+    wait_until(lambda: page.is_visible("#ecg-card"), "the ECG card")
+    sensor = page.text_content("#ecg-sensor") or ""
+    if len(sensor) != 17:
+        fail(f"the ECG card names {sensor!r}")
+    wait_until(lambda: page.evaluate(CANVAS_INK)[0] > 500, "a trace on the ECG strip")
+    first = page.evaluate(CANVAS_INK)
+    time.sleep(0.5)
+    second = page.evaluate(CANVAS_INK)
+    if first == second:
+        fail(f"the ECG strip stood still: {first}")
+    page.screenshot(path=f"{shots}/ecg-strip.png")
+    print(json.dumps({"sensor": sensor, "ink": second[0]}))
+
+
 def main():
     phase, base, token = sys.argv[1], sys.argv[2], sys.argv[3]
     with sync_playwright() as p:
@@ -239,6 +267,8 @@ def main():
             if phase == "live":
                 emit_log, sensor, shots, seconds = sys.argv[4], sys.argv[5], sys.argv[6], int(sys.argv[7])
                 live(page, base, token, emit_log, sensor, shots, seconds)
+            elif phase == "ecg":
+                ecg(page, base, token, sys.argv[4])
             else:
                 finished(page, base, token, sys.argv[4], sys.argv[5])
         finally:
