@@ -91,7 +91,8 @@ public struct LiveWebServer: Service {
         router.get("/overlay") { _, _ in Self.page(Pages.overlay) }
         router.get("/workouts") { _, _ in Self.page(Pages.workouts) }
         router.get("/workouts/:id") { _, _ in Self.page(Pages.workout) }
-        router.get("/assets/systole.js") { _, _ in Self.asset(Assets.pageScript, type: "text/javascript; charset=utf-8") }
+        router.get("/assets/systole.js") { _, _ in Self.asset(Assets.pageScript, type: "text/javascript; charset=utf-8")
+        }
         router.get("/assets/systole.css") { _, _ in Self.asset(Assets.style, type: "text/css; charset=utf-8") }
 
         router.get("/api/status") { _, _ in Self.asset(source.status().json, type: "application/json") }
