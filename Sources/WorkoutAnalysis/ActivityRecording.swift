@@ -105,6 +105,8 @@ public struct ActivityRecording: Sendable, Equatable {
     public var contactLost: [DateInterval]
     /// The ECG, for the exports that write it (EDF+, the ECG's CSV and RR); empty unless read for one.
     public var electrocardiogram: [WaveformSample] = []
+    /// The accelerometer, for the EDF+; empty unless read for it.
+    public var acceleration: [WaveformSample] = []
 
     public init(
         id: UUID = UUID(),

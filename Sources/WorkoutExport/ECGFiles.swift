@@ -1,5 +1,6 @@
 import Foundation
 import WorkoutAnalysis
+import WorkoutKit
 
 /// The ECG of a recording as EDF+ (``EDFRecording``): the samples in µV at the measured rate, the R-peaks systole
 /// found as annotations, the athlete and the sensor in the header.
@@ -13,13 +14,36 @@ public enum EDFActivityFile {
         guard !analysis.runs.isEmpty else { throw .noECG }
         let device = recording.electrocardiogram.first?.device
         let sensor = [device?.name, device?.address].compactMap { $0 }.joined(separator: " ")
-        return EDFRecording(
+        var file = EDFRecording(
             runs: analysis.runs.map { EDFRecording.Run(start: $0.start, rate: $0.rate, microvolts: $0.microvolts) },
             rPeaks: analysis.rPeakDates,
             athlete: recording.athlete,
             sensor: sensor.isEmpty ? "ECG sensor" : sensor,
             timeZone: timeZone
         )
+        // The same strap's accelerometer, in runs without a gap.
+        let pieces = recording.acceleration.filter { $0.kind == .acceleration && $0.isValid && $0.device == device }
+        var runs: [[WaveformSample]] = []
+        for piece in pieces {
+            let follows =
+                runs.last?.last.map { previous in
+                    abs(piece.startDate.timeIntervalSince(previous.endDate)) <= 1.5 / previous.samplingFrequency
+                } ?? false
+            if piece.precededByGap || !follows { runs.append([]) }
+            runs[runs.count - 1].append(piece)
+        }
+        file.acceleration = runs.map { run in
+            let count = run.reduce(0) { $0 + $1.count }
+            let seconds = run[run.count - 1].endDate.timeIntervalSince(run[0].startDate)
+            return EDFRecording.AccelerationRun(
+                start: run[0].startDate,
+                rate: seconds > 0 ? Double(count) / seconds : run[0].samplingFrequency,
+                x: run.flatMap { $0.channels[0] },
+                y: run.flatMap { $0.channels[1] },
+                z: run.flatMap { $0.channels[2] }
+            )
+        }
+        return file
     }
 
     /// Writes the file to `sink`.

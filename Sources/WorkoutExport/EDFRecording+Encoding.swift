@@ -11,6 +11,14 @@ extension EDFRecording {
                 bytes.append(UInt8(truncatingIfNeeded: digital))
                 bytes.append(UInt8(truncatingIfNeeded: digital >> 8))
             }
+            // Milli-g within ±16 g fit 16 bits: one digital unit per mg.
+            for axis in record.acceleration {
+                for value in axis {
+                    let digital = Int16(clamping: value)
+                    bytes.append(UInt8(truncatingIfNeeded: digital))
+                    bytes.append(UInt8(truncatingIfNeeded: digital >> 8))
+                }
+            }
             var annotations = Array(record.annotations.utf8)
             annotations += [UInt8](repeating: 0, count: layout.annotationBytes - annotations.count)
             bytes += annotations
@@ -30,20 +38,15 @@ extension EDFRecording {
         var text = Self.field("0", 8) + Self.field(patient, 80) + Self.field(recording, 80)
         text += Self.field("\(two(parts.day)).\(two(parts.month)).\(two((parts.year ?? 1985) % 100))", 8)
         text += Self.field("\(two(parts.hour)).\(two(parts.minute)).\(two(parts.second))", 8)
-        text += Self.field("\(256 * 3)", 8) + Self.field(layout.isContinuous ? "EDF+C" : "EDF+D", 44)
-        text += Self.field("\(layout.records.count)", 8) + Self.field(layout.durationText, 8) + Self.field("2", 4)
-        // Per signal, field by field: the ECG, then the annotations.
-        let gain = layout.gain
-        text += Self.field("ECG", 16) + Self.field("EDF Annotations", 16)
-        text += Self.field("chest strap electrodes", 80) + Self.field("", 80)
-        text += Self.field("uV", 8) + Self.field("", 8)
-        text += Self.field("\(-32768 * gain)", 8) + Self.field("-1", 8)
-        text += Self.field("\(32767 * gain)", 8) + Self.field("1", 8)
-        text += Self.field("-32768", 8) + Self.field("-32768", 8)
-        text += Self.field("32767", 8) + Self.field("32767", 8)
-        text += Self.field("as recorded by the sensor", 80) + Self.field("", 80)
-        text += Self.field("\(Self.samplesPerRecord)", 8) + Self.field("\(layout.annotationBytes / 2)", 8)
-        text += Self.field("", 32) + Self.field("", 32)
+        let signals = layout.signals
+        text += Self.field("\(256 * (signals.count + 1))", 8) + Self.field(layout.isContinuous ? "EDF+C" : "EDF+D", 44)
+        text += Self.field("\(layout.records.count)", 8) + Self.field(layout.durationText, 8)
+        text += Self.field("\(signals.count)", 4)
+        // Per signal, field by field: the ECG, the accelerometer's axes when recorded, then the annotations.
+        let fields = signals.map(\.fields)
+        for position in fields[0].indices {
+            text += fields.map { Self.field($0[position].text, $0[position].width) }.joined()
+        }
         return Array(text.utf8)
     }
 
@@ -70,7 +73,75 @@ struct EDFLayout {
     struct Record {
         var onset: Double
         var samples: ArraySlice<Int32>
+        /// x, y and z, when the accelerometer was recorded.
+        var acceleration: [ArraySlice<Int32>] = []
         var annotations: String
+    }
+
+    /// One signal's header fields.
+    struct Signal {
+        var label: String
+        var transducer: String
+        var unit: String
+        var physicalMinimum: String
+        var physicalMaximum: String
+        var digitalMinimum = "-32768"
+        var digitalMaximum = "32767"
+        var prefiltering: String
+        var samplesPerRecord: String
+        var reserved = ""
+
+        /// The header's fields in their order, with their widths.
+        var fields: [(text: String, width: Int)] {
+            [
+                (label, 16), (transducer, 80), (unit, 8), (physicalMinimum, 8), (physicalMaximum, 8),
+                (digitalMinimum, 8), (digitalMaximum, 8), (prefiltering, 80), (samplesPerRecord, 8), (reserved, 32),
+            ]
+        }
+    }
+
+    /// The signals the header describes: the ECG, the accelerometer's axes, the annotations.
+    var signals: [Signal] {
+        var signals = [
+            Signal(
+                label: "ECG",
+                transducer: "chest strap electrodes",
+                unit: "uV",
+                physicalMinimum: "\(-32768 * gain)",
+                physicalMaximum: "\(32767 * gain)",
+                prefiltering: "as recorded by the sensor",
+                samplesPerRecord: "\(EDFRecording.samplesPerRecord)"
+            )
+        ]
+        if let accelerationPerRecord {
+            for axis in ["X", "Y", "Z"] {
+                signals.append(
+                    Signal(
+                        label: "Accel \(axis)",
+                        transducer: "chest strap accelerometer",
+                        unit: "mg",
+                        physicalMinimum: "-32768",
+                        physicalMaximum: "32767",
+                        prefiltering: "resampled linearly to the records",
+                        samplesPerRecord: "\(accelerationPerRecord)"
+                    )
+                )
+            }
+        }
+        signals.append(
+            Signal(
+                label: "EDF Annotations",
+                transducer: "",
+                unit: "",
+                physicalMinimum: "-1",
+                physicalMaximum: "1",
+                digitalMinimum: "-32768",
+                digitalMaximum: "32767",
+                prefiltering: "",
+                samplesPerRecord: "\(annotationBytes / 2)"
+            )
+        )
+        return signals
     }
 
     /// The header's start: the first sample's time, to the second below.
@@ -81,6 +152,8 @@ struct EDFLayout {
     let isContinuous = true
     /// Bytes of annotations per record (even).
     var annotationBytes = 0
+    /// Samples of each accelerometer axis per record; nil without the accelerometer.
+    var accelerationPerRecord: Int?
 
     init(_ recording: EDFRecording) throws(EDFRecording.Failure) {
         let runs = recording.runs.filter { !$0.microvolts.isEmpty }
@@ -125,6 +198,21 @@ struct EDFLayout {
                     annotations: ""
                 )
             )
+        }
+        if let acceleration = EDFAcceleration(
+            recording.acceleration,
+            origin: first.start,
+            duration: duration,
+            records: records.count
+        ) {
+            accelerationPerRecord = acceleration.perRecord
+            for index in records.indices {
+                let range = (index * acceleration.perRecord)..<((index + 1) * acceleration.perRecord)
+                records[index].acceleration = acceleration.axes.map { $0[range] }
+            }
+            marks += acceleration.missing.map { gap in
+                (firstOnset + gap.onset, "no ACC\(Self.durationMark)\(Self.number(gap.seconds))")
+            }
         }
         place(marks)
     }

@@ -24,8 +24,30 @@ public struct EDFRecording: Sendable {
         }
     }
 
+    /// Acceleration along x, y and z in milli-g, taken one after another at `rate`, without a gap.
+    public struct AccelerationRun: Sendable, Hashable {
+        public var start: Date
+        public var rate: Double
+        public var x: [Int32]
+        public var y: [Int32]
+        public var z: [Int32]
+
+        public init(start: Date, rate: Double, x: [Int32], y: [Int32], z: [Int32]) {
+            self.start = start
+            self.rate = rate
+            self.x = x
+            self.y = y
+            self.z = z
+        }
+    }
+
     /// The ECG, in time order.
     public var runs: [Run]
+    /// The accelerometer, in time order; empty when it was not recorded. EDF's records hold a whole number of
+    /// samples of each signal, so the three axes are written on the records' own grid (the number of samples
+    /// nearest to its rate, evenly spaced over each record), interpolated linearly between the samples on either
+    /// side; 0 mg under an annotation `no ACC` where it was not recorded.
+    public var acceleration: [AccelerationRun] = []
     /// Times of the R-peaks, written as annotations `R`.
     public var rPeaks: [Date]
     /// The athlete's name (EDF+'s patient name), when known.

@@ -9,10 +9,10 @@ import Testing
 @Suite struct ECGRecordingTests {
     static let configuration = "[ecg]\nenabled = true\n"
 
-    func start(simulator: [String]) async throws -> DaemonHarness {
+    func start(simulator: [String], configuration: String = Self.configuration) async throws -> DaemonHarness {
         var options = DaemonHarness.Options()
         options.name = "systole-ecg"
-        options.configuration = Self.configuration
+        options.configuration = configuration
         options.simulator = simulator
         return try await DaemonHarness.start(options)
     }
@@ -98,7 +98,10 @@ import Testing
     }
 
     @Test func theECGsRRAgreeWithTheStrapsAndADropoutAndABluetoothdRestartAreGapsWithNothingLost() async throws {
-        let s = try await start(simulator: ["--model", "polar-h10", "--rate", "1", "--pmd", "--seed", "5"])
+        let s = try await start(
+            simulator: ["--model", "polar-h10", "--rate", "1", "--pmd", "--seed", "5"],
+            configuration: Self.configuration + "acceleration_hz = 50\n"
+        )
         defer { s.stop() }
         let address = try #require(s.simulator.addresses.first)
         #expect(try await s.systole(["start", "--activity", "running"]).status == 0)
@@ -155,6 +158,17 @@ import Testing
         }
         #expect(compared >= 20)
 
+        // The EDF+ has the accelerometer's three axes beside the ECG, as the strap measured them (the simulated
+        // strap lies still: about 1 g on z).
+        let edf = s.folder.appendingPathComponent("motion.edf").path
+        #expect(try await s.systole(["export", "--last", "--format", "edf", "-o", edf]).status == 0)
+        let readers = try await Self.readEDF(edf)
+        #expect(readers.pyedflib.labels == ["ECG", "Accel X", "Accel Y", "Accel Z"])
+        #expect(readers.pyedflib.units == ["uV", "mg", "mg", "mg"])
+        #expect(abs(readers.pyedflib.rates[1] - 50) < 1)
+        let z = readers.pyedflib.signals[3].filter { $0 != 0 }
+        #expect(z.count > 100 && z.allSatisfy { abs($0) <= 16_000 }, "\(z.prefix(10))")
+
         // `workouts show`: the ECG's beats agree with the strap's.
         let shown = try await s.workoutShown()
         let agreement = try #require(shown.values["rrAgreement"] as? [String: Any], "\(shown.values.keys)")
@@ -186,6 +200,7 @@ import Testing
             var units: [String]
             var rates: [Double]
             var physical: [Double]
+            var signals: [[Double]]
             var annotations: [Annotation]
         }
         struct MNE: Decodable {

@@ -13,6 +13,7 @@ import WorkoutExport
             var units: [String]
             var rates: [Double]
             var physical: [Double]
+            var signals: [[Double]]
             var digital: [Int]
             var annotations: [[AnnotationPart]]
             var patientName: String
@@ -24,6 +25,7 @@ import WorkoutExport
             var channels: [String]
             var rate: Double
             var microvolts: [Double]
+            var units: [String]
             var annotations: [[AnnotationPart]]
         }
         var pyedflib: PyEDFLib
@@ -101,6 +103,85 @@ import WorkoutExport
         #expect(abs(mne.rate - rate) < 0.001)
         #expect(mne.microvolts.prefix(values.count).map { Int32($0.rounded()) } == values)
         #expect(mne.annotations.filter { $0.last?.text == "R" }.count == peaks.count)
+    }
+
+    @Test func theAccelerometersThreeAxesAreChannelsOfTheirOwnOnTheRecordsGrid() async throws {
+        // ECG at exactly 130 Hz (records of 1 s), the accelerometer at 50 Hz from the same moment: the records'
+        // grid is the accelerometer's own, so every milli-g comes back as written. Then 4 s without it.
+        let ecg = Self.microvolts(1300, seed: 4)
+        func axis(_ count: Int, _ factor: Int32) -> [Int32] { (0..<count).map { Int32($0 % 97) * factor - 900 } }
+        let first = EDFRecording.AccelerationRun(
+            start: start,
+            rate: 50,
+            x: axis(200, 3),
+            y: axis(200, -2),
+            z: axis(200, 5)
+        )
+        let second = EDFRecording.AccelerationRun(
+            start: start.addingTimeInterval(8),
+            rate: 50,
+            x: axis(100, 1),
+            y: axis(100, 2),
+            z: axis(100, -4)
+        )
+        var recording = EDFRecording(
+            runs: [.init(start: start, rate: 130, microvolts: ecg)],
+            rPeaks: [],
+            athlete: nil,
+            sensor: "Polar H10",
+            timeZone: .gmt
+        )
+        recording.acceleration = [first, second]
+        let readers = try await Self.read(try recording.encoded())
+        let edf = readers.pyedflib
+        #expect(edf.labels == ["ECG", "Accel X", "Accel Y", "Accel Z"])
+        #expect(edf.units == ["uV", "mg", "mg", "mg"])
+        #expect(edf.rates.count == 4 && abs(edf.rates[1] - 50) < 1e-9 && abs(edf.rates[0] - 130) < 1e-9)
+        #expect(edf.signals[0].map { Int32($0) } == ecg)
+        for (index, written) in [(first.x, second.x), (first.y, second.y), (first.z, second.z)].enumerated() {
+            let read = edf.signals[index + 1].map { Int32($0) }
+            #expect(read.count == 500)
+            #expect(Array(read[0..<200]) == written.0)
+            #expect(read[200..<400].allSatisfy { $0 == 0 })
+            #expect(Array(read[400..<500]) == written.1)
+        }
+        let missing = edf.annotations.filter { $0.last?.text == "no ACC" }
+        #expect(missing.count == 1)
+        #expect(abs((missing.first?.first?.number ?? 0) - 4) < 1e-6)
+        let mne = try #require(readers.mne)
+        #expect(mne.units.count == 4)
+    }
+
+    @Test func anAccelerometerOffTheGridIsInterpolatedBetweenItsSamples() async throws {
+        // 25.3 Hz starting a third of a second after the ECG: each grid point lies between two samples, and its
+        // value between theirs.
+        let ecg = Self.microvolts(1300, seed: 5)
+        let ramp = (0..<240).map { Int32($0 * 10) }
+        var recording = EDFRecording(
+            runs: [.init(start: start, rate: 130, microvolts: ecg)],
+            rPeaks: [],
+            athlete: nil,
+            sensor: "Polar H10",
+            timeZone: .gmt
+        )
+        recording.acceleration = [
+            .init(start: start.addingTimeInterval(1.0 / 3), rate: 25.3, x: ramp, y: ramp, z: ramp.map { -$0 })
+        ]
+        let readers = try await Self.read(try recording.encoded(), mne: false)
+        let edf = readers.pyedflib
+        #expect(abs(edf.rates[1] - 25) < 1e-9)
+        let x = edf.signals[1]
+        // The ramp, 10 mg a sample: at grid time t (s) it reads (t − 1/3) × 25.3 × 10, within rounding.
+        for (index, value) in x.enumerated() {
+            let time = Double(index) / 25
+            let position = (time - 1.0 / 3) * 25.3
+            if position < 0 || position > 239 {
+                #expect(value == 0, "\(index)")
+            } else {
+                #expect(abs(value - position * 10) <= 0.5 + 1e-9, "\(index): \(value) against \(position * 10)")
+            }
+        }
+        #expect(edf.signals[3].enumerated().allSatisfy { abs($0.element + x[$0.offset]) < 1e-9 })
     }
 
     @Test func aGapHoldsNoECGUnderAnAnnotationAndEachRunSitsAtItsTime() async throws {

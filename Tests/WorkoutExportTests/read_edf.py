@@ -24,6 +24,7 @@ with pyedflib.EdfReader(path) as reader:
         "units": [reader.getPhysicalDimension(i) for i in range(reader.signals_in_file)],
         "rates": [float(reader.getSampleFrequency(i)) for i in range(reader.signals_in_file)],
         "physical": [float(v) for v in reader.readSignal(0)],
+        "signals": [[float(v) for v in reader.readSignal(i)] for i in range(reader.signals_in_file)],
         "digital": [int(v) for v in reader.readSignal(0, digital=True)],
         "annotations": [[float(o), str(t)] for o, t in zip(onsets, texts)],
         "patientName": reader.getPatientName(),
@@ -44,6 +45,7 @@ else:
         "channels": raw.ch_names,
         "rate": float(raw.info["sfreq"]),
         "microvolts": [float(v) for v in data],
+        "units": [str(ch["unit"]) for ch in raw.info["chs"]],
         "annotations": [[float(a["onset"]), str(a["description"])] for a in raw.annotations],
     }
 json.dump(result, sys.stdout)

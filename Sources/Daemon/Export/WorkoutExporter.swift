@@ -97,6 +97,9 @@ actor WorkoutExporter {
             if format.needsECG {
                 recording.electrocardiogram = try await store.waveforms(.electrocardiogram, ofWorkout: workout.id)
                 guard !recording.electrocardiogram.isEmpty else { throw Refusal.noECG }
+                if format == .edf {
+                    recording.acceleration = try await store.waveforms(.acceleration, ofWorkout: workout.id)
+                }
             }
             return recording
         } catch let refusal as SampleCollector.TooLarge {

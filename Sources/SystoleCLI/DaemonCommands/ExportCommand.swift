@@ -150,6 +150,9 @@ struct ExportCommand: AsyncParsableCommand {
                 guard !recording.electrocardiogram.isEmpty else {
                     throw CommandFailure.invalidInput("the workout holds no ECG in the central database")
                 }
+                if format == .edf {
+                    recording.acceleration = try await database.waveforms(.acceleration, ofWorkout: entry.workout.id)
+                }
             }
             return recording
         }
