@@ -137,6 +137,20 @@ for path_name, out in (("signal", out_root), ("acquire", f"{out_root}/acquire"))
       crashes = open(f"{out}/bluetoothd-crashes.txt").read().splitlines()
       print(f"note {len(crashes)} crash(es) of the restarted bluetoothd, restarted by the VM's supervisor: {crashes}")
   print(f"[{path_name}] {len(lines)} readings in the live log")
+path_name = "ecg"
+ecg_out = f"{out_root}/ecg"
+if not os.path.exists(f"{ecg_out}/ecg.csv"):
+    check(False, "the ECG pass left no export")
+else:
+    sent = [int(v) for line in open(f"{ecg_out}/pmd-frames.txt") for v in line.split()]
+    rows = [line.split(",") for line in open(f"{ecg_out}/ecg.csv").read().split("\r\n")[1:] if line]
+    stored = [int(row[2]) for row in rows]
+    starts = [i for i in range(len(sent) - len(stored) + 1) if stored and sent[i:i + len(stored)] == stored]
+    check(len(stored) >= 15 * 73, f"the workout stored ECG through bluetoothd ({len(stored)} values)")
+    check(bool(starts), f"every stored value is one the peripheral sent, in order ({len(sent)} sent)")
+    check(all(row[4] == "" for row in rows[1:]), "one run, no gap")
+    ecg_sensors = json.load(open(f"{ecg_out}/sensors.json"))
+    check(ecg_sensors and ecg_sensors[0].get("ecg") == "streaming", f"the sensor's ECG streaming ({ecg_sensors})")
 print(f"{len(problems)} problem(s)")
 sys.exit(1 if problems else 0)
 PY

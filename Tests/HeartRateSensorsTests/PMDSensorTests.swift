@@ -125,6 +125,36 @@ import Testing
         }
     }
 
+    /// A strap that floods: ECG at 1000 Hz in frames of 3 samples (a link of the LE minimum MTU), over 300 frames a
+    /// second. At most 60 a second (120 at once) are taken, the rest refused and reported at most once a second,
+    /// and the heart rate goes on.
+    @Test func aFloodOfFramesIsCutToSixtyASecondReportedOnceASecondAndTheHeartRateGoesOn() async throws {
+        let flood = scenario(.polarH10, rate: 2) { spec in
+            var pmd = PMDSpec()
+            pmd.rate = 1000
+            spec.pmd = pmd
+            spec.mtu = 23
+        }
+        try await withSimulator(flood) { bt in
+            let sensor = sensor(bt)
+            let started = ContinuousClock.now
+            let events = await collect(sensor) { events in
+                events.filter { if case .pmd(.frameRejected) = $0 { true } else { false } }.count >= 3
+                    && events.readings.count >= 4
+            }
+            let seconds = (ContinuousClock.now - started) / .seconds(1)
+            let rejections = events.compactMap { event -> String? in
+                if case .pmd(.frameRejected(let reason)) = event { reason } else { nil }
+            }
+            let sent = await bt.simulator.emittedNotifications().filter { $0.characteristic == .pmdData }.count
+            #expect(sent > 2 * events.ecg.count, "\(sent) frames sent, \(events.ecg.count) taken")
+            #expect(rejections.contains { $0.contains("more than 60 PMD frames a second") }, "\(rejections)")
+            #expect(Double(events.ecg.count) <= 120 + 60 * seconds + 60, "\(events.ecg.count) in \(seconds) s")
+            #expect(Double(rejections.count) <= seconds + 2, "\(rejections.count) reports in \(seconds) s")
+            #expect(events.readings.count >= 4)
+        }
+    }
+
     @Test func afterADropoutTheECGStartsAgainWithTheReconnect() async throws {
         try await withSimulator(Self.h10()) { bt in
             let sensor = sensor(bt)
