@@ -57,7 +57,7 @@ import WorkoutKit
         defer { server.stop() }
         let connection = try await server.receiverConnection()
         do {
-            #expect(try await CentralSchema.migrate(connection, logger: logger) == [1, 2])
+            #expect(try await CentralSchema.migrate(connection, logger: logger) == [1, 2, 3])
             #expect(try await CentralSchema.migrate(connection, logger: logger) == [], "migrations run once")
 
             let storeID = UUID()
