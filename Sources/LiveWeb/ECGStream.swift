@@ -14,12 +14,7 @@ enum ECGStream {
             return LiveWebServer.text(.notFound, "the ECG is not shown here (privacy = \"duration-only\")\n")
         }
         guard source.feed.watchers + ecg.feed.watchers < LiveWebServer.maximumEventStreams else {
-            var refused = LiveWebServer.text(
-                .serviceUnavailable,
-                "more than \(LiveWebServer.maximumEventStreams) live pages are open; close one\n"
-            )
-            refused.headers[.connection] = "close"
-            return refused
+            return EventStream.tooMany()
         }
         return Response(
             status: .ok,

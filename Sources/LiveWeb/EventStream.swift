@@ -16,15 +16,9 @@ enum EventStream {
     static let keepAlive: Duration = .seconds(5)
 
     static func response(source: any LiveWebSource, logger: Logger) -> Response {
-        guard source.feed.watchers < LiveWebServer.maximumEventStreams else {
-            var refused = LiveWebServer.text(
-                .serviceUnavailable,
-                "more than \(LiveWebServer.maximumEventStreams) live pages are open; close one\n"
-            )
-            // The connection goes with the answer, so refused streams do not hold the server's connections.
-            refused.headers[.connection] = "close"
-            return refused
-        }
+        // The live ECG's streams count against the same limit.
+        let open = source.feed.watchers + (source.liveECG?.feed.watchers ?? 0)
+        guard open < LiveWebServer.maximumEventStreams else { return tooMany() }
         return Response(
             status: .ok,
             headers: [.contentType: "text/event-stream", .cacheControl: "no-store"],
@@ -35,6 +29,17 @@ enum EventStream {
                 try await writer.finish(nil)
             }
         )
+    }
+
+    /// The answer to a stream beyond the server's limit.
+    static func tooMany() -> Response {
+        var refused = LiveWebServer.text(
+            .serviceUnavailable,
+            "more than \(LiveWebServer.maximumEventStreams) live pages are open; close one\n"
+        )
+        // The connection goes with the answer, so refused streams do not hold the server's connections.
+        refused.headers[.connection] = "close"
+        return refused
     }
 
     enum Wake: Sendable {

@@ -61,20 +61,7 @@ extension Assets {
               const response = await api("/api/ecg");
               if (response.status === 404 || response.status === 401) return;
               if (!response.ok || !response.body) throw new Error("HTTP " + response.status);
-              const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-              let buffer = "";
-              for (;;) {
-                const { value, done } = await reader.read();
-                if (done) break;
-                buffer += value;
-                let end;
-                while ((end = buffer.indexOf("\n\n")) >= 0) {
-                  const block = buffer.slice(0, end);
-                  buffer = buffer.slice(end + 2);
-                  const data = block.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5));
-                  if (block.startsWith("event: ecg") && data.length > 0) onECGPiece(JSON.parse(data.join("\n")));
-                }
-              }
+              await readEvents(response, (name, piece) => { if (name === "ecg") onECGPiece(piece); });
             } catch (e) { /* reconnect below */ }
             await new Promise((resolve) => setTimeout(resolve, 3000));
           }

@@ -147,6 +147,29 @@ enum Assets {
 
         // The server-sent events, read with fetch (EventSource cannot send the token as a header); after an error or
         // the end, again in 3 s, as EventSource would.
+        // Reads a response of server-sent events to its end, handing each event's name and parsed data to `handle`.
+        async function readEvents(response, handle) {
+          const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+          let buffer = "";
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) return;
+            buffer += value;
+            let end;
+            while ((end = buffer.indexOf("\n\n")) >= 0) {
+              const block = buffer.slice(0, end);
+              buffer = buffer.slice(end + 2);
+              let name = "message";
+              const data = [];
+              for (const line of block.split("\n")) {
+                if (line.startsWith("event:")) name = line.slice(6).trim();
+                else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+              }
+              if (data.length > 0) await handle(name, JSON.parse(data.join("\n")));
+            }
+          }
+        }
+
         async function connect() {
           for (;;) {
             try {
@@ -154,25 +177,7 @@ enum Assets {
               if (needsToken(response)) return;
               if (!response.ok || !response.body) throw new Error("HTTP " + response.status);
               if ($("connection")) $("connection").textContent = "";
-              const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-              let buffer = "";
-              for (;;) {
-                const { value, done } = await reader.read();
-                if (done) break;
-                buffer += value;
-                let end;
-                while ((end = buffer.indexOf("\n\n")) >= 0) {
-                  const block = buffer.slice(0, end);
-                  buffer = buffer.slice(end + 2);
-                  let name = "message";
-                  const data = [];
-                  for (const line of block.split("\n")) {
-                    if (line.startsWith("event:")) name = line.slice(6).trim();
-                    else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
-                  }
-                  if (name === "status" && data.length > 0) await onStatus(JSON.parse(data.join("\n")));
-                }
-              }
+              await readEvents(response, async (name, data) => { if (name === "status") await onStatus(data); });
             } catch (e) { /* reconnect below */ }
             if ($("connection")) $("connection").textContent = "reconnecting to systoled…";
             await new Promise((resolve) => setTimeout(resolve, 3000));
