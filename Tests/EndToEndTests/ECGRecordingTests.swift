@@ -150,20 +150,26 @@ import Testing
         var agreeing = 0
         var disagreeing: [(ecg: Double, strap: Double)] = []
         for run in fromECG where run.count >= 5 {
-            let match = fromStrap.lazy.compactMap { strapRun -> (ArraySlice<Double>)? in
-                guard strapRun.count >= 5 else { return nil }
-                return (0...(strapRun.count - 5)).first { start in
-                    zip(run.prefix(5), strapRun[start..<start + 5]).allSatisfy { abs($0 - $1) <= tolerance }
-                }.map { strapRun[$0...] }
-            }.first
-            let strapRun = try #require(match, "the ECG's beats among the strap's: \(run.prefix(5)) in \(fromStrap)")
+            // Where the first ten intervals differ least: slowly varying intervals fit at a neighbouring beat too.
+            let probe = Array(run.prefix(10))
+            var best: (cost: Double, slice: ArraySlice<Double>)?
+            for strapRun in fromStrap where strapRun.count >= probe.count {
+                for start in 0...(strapRun.count - probe.count) {
+                    let cost = zip(probe, strapRun[start...]).map { abs($0 - $1) }.reduce(0, +) / Double(probe.count)
+                    if cost < best?.cost ?? .infinity { best = (cost, strapRun[start...]) }
+                }
+            }
+            let strapRun = try #require(
+                best.flatMap { $0.cost <= tolerance ? $0.slice : nil },
+                "the ECG's beats among the strap's: \(run.prefix(5)) in \(fromStrap)"
+            )
             for (ecg, strap) in zip(run, strapRun) {
                 compared += 1
                 if abs(ecg - strap) <= tolerance { agreeing += 1 } else { disagreeing.append((ecg, strap)) }
             }
         }
-        // Not yet all: about one R-peak in 35 of the synthesized ECG is found 3 samples late (the two intervals
-        // around it differ by ±22 ms and add up to the strap's two), which the NeuroKit2 check does not see.
+        // Not yet all: now and then an R-peak of the synthesized ECG is found 3 samples late (the two intervals around
+        // it differ by ±22 ms and add up to the strap's two), which the NeuroKit2 check does not see.
         #expect(compared >= 20)
         #expect(Double(agreeing) >= 0.9 * Double(compared), "\(agreeing) of \(compared) agree; not: \(disagreeing)")
 
