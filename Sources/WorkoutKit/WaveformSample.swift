@@ -15,8 +15,6 @@ public struct WaveformSample: Hashable, Sendable, Identifiable {
         public var channelCount: Int { self == .electrocardiogram ? 1 : 3 }
         /// The channels' unit, as EDF and CSV write it.
         public var unit: String { self == .electrocardiogram ? "uV" : "mg" }
-        /// The channels' labels.
-        public var channelLabels: [String] { self == .electrocardiogram ? ["ECG"] : ["X", "Y", "Z"] }
         /// The largest magnitude a value may have (±100 mV of ECG; ±16 g, the widest range a strap offers).
         public var limit: Int32 { self == .electrocardiogram ? 100_000 : 16_000 }
     }
@@ -61,11 +59,6 @@ public struct WaveformSample: Hashable, Sendable, Identifiable {
     /// The end of the last value's interval: `count` values at `samplingFrequency` after the start.
     public var endDate: Date {
         samplingFrequency > 0 ? startDate.addingTimeInterval(Double(count) / samplingFrequency) : startDate
-    }
-
-    /// The time of value `index`.
-    public func date(ofValueAt index: Int) -> Date {
-        startDate.addingTimeInterval(samplingFrequency > 0 ? Double(index) / samplingFrequency : 0)
     }
 
     /// Whether the sample is well formed: its kind's number of channels, all of one non-zero length, a rate
