@@ -4,6 +4,11 @@
 /// The cleaned signal's absolute gradient, smoothed over 0.1 s, marks a QRS complex where it exceeds 1.5 times its
 /// own average over 0.75 s. Complexes shorter than 0.4 times the mean length are noise. In each complex the R-peak
 /// is the most prominent local maximum; one closer than 0.3 s to the previous R-peak is left out.
+///
+/// One departure from the reference: within 0.75 s of either end of the signal, where the average is taken over
+/// values extended past the end and so runs low, a complex is kept only if its R-peak stands at least half as
+/// prominent as the signal's typical R-peak. A stream cut just before an R wave otherwise yields its P wave as a
+/// beat, and a stream starting just after one its T wave: intervals 20 % short at every dropout.
 public enum RPeakDetector {
     /// Rates the detector is meant for: ambulatory ECG from 50 Hz (the windows need a few samples) to 1 kHz.
     public static let rates: ClosedRange<Double> = 50...1000
@@ -36,12 +41,32 @@ public enum RPeakDetector {
         let complexes = Array(zip(starts, ends))
         guard !complexes.isEmpty else { return [] }
         let minimumLength = Double(complexes.reduce(0) { $0 + $1.1 - $1.0 }) / Double(complexes.count) * 0.4
-        var peaks: [Int] = []
+        var peaks: [(index: Int, prominence: Double)] = []
         for (start, end) in complexes where Double(end - start) >= minimumLength {
             guard let peak = mostProminentMaximum(signal, start..<end) else { continue }
-            if peak - (peaks.last ?? 0) > minimumDelay { peaks.append(peak) }
+            if peak.index - (peaks.last?.index ?? 0) > minimumDelay { peaks.append(peak) }
         }
-        return peaks
+        return withoutPartialComplexesAtTheEnds(peaks, count: signal.count, edge: roundedToEven(0.75 * rate))
+    }
+
+    /// `peaks` less those within `edge` samples of either end whose prominence is under half the median of the
+    /// others (of all, when fewer than three lie inside).
+    static func withoutPartialComplexesAtTheEnds(
+        _ peaks: [(index: Int, prominence: Double)],
+        count: Int,
+        edge: Int
+    ) -> [Int] {
+        func nearAnEnd(_ index: Int) -> Bool { index < edge || index >= count - edge }
+        let inside = peaks.filter { !nearAnEnd($0.index) }.map(\.prominence)
+        let typical = median(inside.count >= 3 ? inside : peaks.map(\.prominence))
+        return peaks.filter { !nearAnEnd($0.index) || $0.prominence >= typical / 2 }.map(\.index)
+    }
+
+    private static func median(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
+        let middle = sorted.count / 2
+        return sorted.count.isMultiple(of: 2) ? (sorted[middle - 1] + sorted[middle]) / 2 : sorted[middle]
     }
 
     /// Rounds half to even, as the reference does for its window sizes (0.75 s at 130 Hz is 98 samples).
@@ -77,8 +102,8 @@ public enum RPeakDetector {
     }
 
     /// The index of the local maximum of `signal` in `range` whose prominence within the range is largest (the
-    /// first of equals); a flat top counts at its middle.
-    static func mostProminentMaximum(_ signal: [Double], _ range: Range<Int>) -> Int? {
+    /// first of equals), with that prominence; a flat top counts at its middle.
+    static func mostProminentMaximum(_ signal: [Double], _ range: Range<Int>) -> (index: Int, prominence: Double)? {
         let data = Array(signal[range])
         var best: (index: Int, prominence: Double)?
         var index = 1
@@ -98,7 +123,7 @@ public enum RPeakDetector {
             if best == nil || prominence > best!.prominence { best = (peak, prominence) }
             index = plateauEnd + 1
         }
-        return best.map { range.lowerBound + $0.index }
+        return best.map { (range.lowerBound + $0.index, $0.prominence) }
     }
 
     /// How far the peak stands above the higher of the lowest points on either side before a higher sample.
