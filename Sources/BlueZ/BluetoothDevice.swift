@@ -52,7 +52,10 @@ public struct BluetoothDevice: Sendable, Hashable {
     public var manufacturerName: String? {
         manufacturerData.keys.sorted().lazy.compactMap { CompanyIdentifier(rawValue: $0).name }.first
     }
-    public var isConnected: Bool { value("Connected")?.bool ?? false }
+    /// Whether the link is up: `Connected`, or `ServicesResolved` (true only on a live link). bluetoothd can leave
+    /// `Connected` false on a link it made (5.66 does after a device was removed and found again: it logs "Device …
+    /// is already connected" and never announces it; bluez/bluez#2485 is the same on later versions).
+    public var isConnected: Bool { value("Connected")?.bool == true || servicesResolved }
     /// Whether GATT discovery finished: GATT objects exist only after this becomes true.
     public var servicesResolved: Bool { value("ServicesResolved")?.bool ?? false }
     public var isPaired: Bool { value("Paired")?.bool ?? false }

@@ -81,6 +81,23 @@ import Testing
         }
     }
 
+    /// bluetoothd 5.66 can leave `Connected` false on a link it made (seen after a strap was removed and found
+    /// again): the ECG starts all the same, and at its end the strap is told to stop, the link being up.
+    @Test func withoutConnectedAnnouncedTheECGStartsAndIsStopped() async throws {
+        var quiet = Self.h10()
+        quiet.quietConnected = true
+        try await withSimulator(quiet) { bt in
+            let sensor = sensor(bt)
+            let events = await collect(sensor) { events in
+                if events.ecg.count >= 2, sensor.measuresPMD { sensor.measurePMD(false) }
+                return events.contains { if case .pmd(.stopped) = $0 { true } else { false } }
+            }
+            #expect(events.contains(.pmd(.started(.ecg))))
+            #expect(events.contains(.pmd(.stopped(.ecg, reason: "no longer asked for"))), "\(events.states)")
+            #expect(await bt.simulator.pmdStreamsRunning(sensor: 0) == 0)
+        }
+    }
+
     @Test func aRefusalIsExplainedAndTheHeartRateGoesOn() async throws {
         try await withSimulator(Self.h10 { $0.refuseECG = 13 }) { bt in
             let sensor = sensor(bt)
