@@ -8,10 +8,11 @@
 # notification, on every 10th). Then the same steps run against systole-sim on a private bus, and
 # scripts/real-bluez/bluez-trace.py compares what the two showed on D-Bus; a difference fails the run.
 #
-# The long form adds a workout with a pause, then faults during a second workout (the peripheral restarted,
-# bluetoothd restarted, systoled killed), then a Polar H10's ECG through bluetoothd (scripts/real-bluez/in-vm-ecg.sh:
-# a PMD service beside the peripheral's; every stored value one the peripheral sent, in order). The short form (--short, run by scripts/test.sh) is the scan and ten
-# seconds of notifications. If the VM cannot start, it says so and fails. If a run fails and the guest's HCI trace
+# Both forms end with a Polar H10's ECG through bluetoothd (scripts/real-bluez/in-vm-ecg.sh: a PMD service beside
+# the peripheral's, the device forgotten and found again; every stored value one the peripheral sent, in order). The
+# long form adds a workout with a pause, then faults during a second workout (the peripheral restarted, bluetoothd
+# restarted, systoled killed). The short form (--short, run by scripts/test.sh) is the scan, ten seconds of
+# notifications and the ECG. If the VM cannot start, it says so and fails. If a run fails and the guest's HCI trace
 # (btmon.txt in the run dir) shows the central never made an LE connection, the emulated radio failed, not systoled:
 # it says so and boots the VM once more; a second failure fails.
 #
@@ -140,9 +141,7 @@ for path_name, out in (("signal", out_root), ("acquire", f"{out_root}/acquire"))
   print(f"[{path_name}] {len(lines)} readings in the live log")
 path_name = "ecg"
 ecg_out = f"{out_root}/ecg"
-if short:
-    pass
-elif not os.path.exists(f"{ecg_out}/ecg.csv"):
+if not os.path.exists(f"{ecg_out}/ecg.csv"):
     check(False, "the ECG pass left no export")
 else:
     sent = [int(v) for line in open(f"{ecg_out}/pmd-frames.txt") for v in line.split()]
@@ -154,6 +153,8 @@ else:
     check(all(row[4] == "" for row in rows[1:]), "one run, no gap")
     ecg_sensors = json.load(open(f"{ecg_out}/sensors.json"))
     check(ecg_sensors and ecg_sensors[0].get("ecg") == "streaming", f"the sensor's ECG streaming ({ecg_sensors})")
+    journal = open(f"{ecg_out}/systoled.err").read()
+    check("ECG stopped: no longer asked for" in journal, "at the workout's end the strap was told to stop")
 print(f"{len(problems)} problem(s)")
 sys.exit(1 if problems else 0)
 PY

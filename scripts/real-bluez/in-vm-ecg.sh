@@ -3,7 +3,8 @@
 # ECG through the real bluetoothd. A PMD service (vm/pmd-peripheral.py) joins BlueZ's example Heart Rate peripheral
 # on hci0; the central forgets the peripheral first (its services were discovered without PMD), then systoled with
 # [ecg] connects, turns on the control point's indications and the data notifications, reads the features, starts
-# ECG and stores the frames during a workout. Leaves in $BZ_OUT: the frames the peripheral sent (pmd-frames.txt),
+# ECG, stores the frames during a workout and stops the strap at its end. (On the device found again, bluetoothd
+# 5.66 never announces Connected: systoled must go by ServicesResolved.) Leaves in $BZ_OUT: the frames the peripheral sent (pmd-frames.txt),
 # the ECG systoled exported (ecg.csv), the sensors' status (sensors.json).
 # usage (inside the VM): in-vm-ecg.sh BIN_DIR
 set -uo pipefail
@@ -30,6 +31,9 @@ PMD=$!
 registered() { grep -q '^PMD application registered' "$OUT/pmd-peripheral.log"; }
 wait_until "the PMD application registered" registered || fail "$(cat "$OUT/pmd-peripheral.log")"
 
+# Everything on the bus, for the record when this pass fails.
+dbus-monitor --system > "$OUT/bus-monitor.txt" 2>&1 &
+MONITOR=$!
 STATE=/tmp/systole-ecg
 mkdir -p "$STATE"
 printf '[ecg]\nenabled = true\n' > "$STATE/systoled.toml"
@@ -50,10 +54,11 @@ wait_until "the ECG streaming" ecg_streaming || { "$BIN/systole" sensors; fail "
 enough_frames() { [ "$(wc -l < "$OUT/pmd-frames.txt")" -ge 20 ]; }
 wait_until "20 ECG frames" enough_frames || fail "only $(wc -l < "$OUT/pmd-frames.txt") frames"
 "$BIN/systole" sensors --json > "$OUT/sensors.json"
-sleep 2
 "$BIN/systole" end || fail "end"
+stopped() { grep -q '^ECG stopped by the central' "$OUT/pmd-peripheral.log"; }
+wait_until "the strap told to stop at the workout's end" stopped || fail "the ECG was never stopped"
 "$BIN/systole" export --last --format csv --source ecg -o "$OUT/ecg.csv" || fail "export"
 grep -i "pmd\|ecg" "$OUT/systoled.err" | head -n 20
 kill "$DAEMON"; wait "$DAEMON"; echo "systoled exited with $?"
-kill "$PMD"
+kill "$PMD" "$MONITOR"
 echo "ECG frames sent: $(wc -l < "$OUT/pmd-frames.txt"), values exported: $(($(wc -l < "$OUT/ecg.csv") - 1))"

@@ -103,6 +103,7 @@ class Service(dbus.service.Object):
                 GLib.source_remove(self.timer)
                 self.timer = None
             self.control_point.send([0xF0, 0x03, 0x00, 0x00, 0x00])
+            print("ECG stopped by the central")
         else:
             self.control_point.send([0xF0, opcode, kind, 0x01])  # invalid opcode
         return False
