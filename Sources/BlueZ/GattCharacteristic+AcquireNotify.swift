@@ -57,6 +57,7 @@ extension GattCharacteristic {
             client.removeSink(sink)
             NotificationSocket.close(source, on: client.connection)
         }
-        return GattNotifySession(base: stream)
+        // Closing the socket is the stop: bluetoothd has nothing to answer.
+        return GattNotifySession(base: stream, ending: NotifyEnding(stopNotify: {}, finish: { continuation.finish() }))
     }
 }

@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import HeartRateProfile
+import Synchronization
 
 /// A GATT characteristic of a connected device (`org.bluez.GattCharacteristic1`).
 public struct GattCharacteristic: Sendable, Hashable {
@@ -127,16 +128,20 @@ public struct GattCharacteristic: Sendable, Hashable {
             continuation.finish()
             throw error
         }
+        let ending = NotifyEnding(
+            stopNotify: {
+                _ = try? await client.connection.callBlueZ(path, BlueZ.Interface.gattCharacteristic, "StopNotify")
+            },
+            finish: { continuation.finish() }
+        )
         continuation.onTermination = { termination in
             client.removeSink(sink)
             if let route { client.connection.removeRoute(route) }
             // Only a consumer that stopped listening ends the session; a vanished characteristic has none left.
             guard case .cancelled = termination else { return }
-            Task {
-                _ = try? await client.connection.callBlueZ(path, BlueZ.Interface.gattCharacteristic, "StopNotify")
-            }
+            Task { await ending.end() }
         }
-        return GattNotifySession(base: stream)
+        return GattNotifySession(base: stream, ending: ending)
     }
 }
 
@@ -218,11 +223,39 @@ public struct GattNotification: Sendable, Hashable {
 public struct GattNotifySession: Sendable {
     /// Carries no values: it only ends, or throws, when the session does.
     let base: AsyncThrowingStream<GattNotification, any Error>
+    let ending: NotifyEnding
+
+    /// Ends the session and returns once bluetoothd has answered (StopNotify; for AcquireNotify, the socket
+    /// closed): a session started after this returns is not ended by this one's stop arriving late.
+    public func stop() async { await ending.end() }
 
     /// Returns when the session ends; throws ``BlueZError`` (kind `notConnected`) when it ended underneath (a
     /// disconnect, the characteristic gone, bluetoothd stopped). Cancelling the waiting task stops the session. Wait
     /// from one task.
     public func ended() async throws {
         for try await _ in base {}
+    }
+}
+
+/// The end of a notify session from our side, done once: by ``GattNotifySession/stop()`` (awaited) or when the
+/// consumer stops listening.
+final class NotifyEnding: Sendable {
+    private let done = Mutex(false)
+    private let stopNotify: @Sendable () async -> Void
+    private let finish: @Sendable () -> Void
+
+    init(stopNotify: @escaping @Sendable () async -> Void, finish: @escaping @Sendable () -> Void) {
+        self.stopNotify = stopNotify
+        self.finish = finish
+    }
+
+    func end() async {
+        let first = done.withLock { done in
+            defer { done = true }
+            return !done
+        }
+        guard first else { return }
+        await stopNotify()
+        finish()
     }
 }

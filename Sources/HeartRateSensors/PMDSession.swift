@@ -85,9 +85,11 @@ final class PMDSession: Sendable {
             await Task.detached { await self.stop(started) }.value
         }
         frames.withLock { $0.started = [:] }
-        for type in started { report(.pmd(.stopped(type, reason: reason))) }
-        // Ending the sessions' tasks stops the notifications (StopNotify), after the stops above.
+        // Notifications stopped, and bluetoothd's answers awaited, before the next session may start: a StopNotify
+        // arriving after the next StartNotify would silence that session.
+        if !linkGone.value { await Task.detached { for session in sessions { await session.stop() } }.value }
         for watcher in watchers { watcher.cancel() }
+        for type in started { report(.pmd(.stopped(type, reason: reason))) }
     }
 
     /// Indications on the control point, then notifications on data; paired first when the sensor asks for it.

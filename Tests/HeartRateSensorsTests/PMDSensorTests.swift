@@ -2,6 +2,7 @@ import BlueZ
 import BlueZSimulator
 import Foundation
 import PolarMeasurementData
+import Synchronization
 import SystoleTestSupport
 import Testing
 
@@ -78,6 +79,28 @@ import Testing
             #expect(events.filter { $0 == .pmd(.started(.ecg)) }.count == 2)
             // The restarted stream is a segment of its own.
             #expect(events.ecg.filter { $0.segmentBreak == .start }.count == 2)
+        }
+    }
+
+    /// Off and straight on again (a workout ending as the next one starts): the new session is not silenced by the
+    /// old one's StopNotify arriving after its StartNotify.
+    @Test func offAndStraightOnAgainTheECGKeepsComing() async throws {
+        try await withSimulator(Self.h10()) { bt in
+            let sensor = sensor(bt)
+            let toggled = Atomic(false)
+            let events = await collect(sensor) { events in
+                if events.ecg.count >= 2,
+                    toggled.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
+                {
+                    sensor.measurePMD(false)
+                    sensor.measurePMD(true)
+                }
+                let restarted = events.filter { $0 == .pmd(.started(.ecg)) }.count >= 2
+                return restarted && events.ecg.filter { $0.segmentBreak == .start }.count >= 2
+                    && events.ecg.count >= 6
+            }
+            #expect(events.filter { $0 == .pmd(.started(.ecg)) }.count == 2, "\(events.states)")
+            #expect(events.ecg.count >= 6)
         }
     }
 
