@@ -8,7 +8,7 @@ public struct ElectrocardiogramAnalysis: Sendable {
     /// Samples taken one after another at one rate, without a gap.
     public struct Run: Sendable, Hashable {
         public var start: Date
-        /// Samples a second, over the whole run (its pieces' rates differ by the sensor clock's drift correction).
+        /// Samples a second over the whole run: its pieces' rates (from the sensor's clock), weighted by their samples.
         public var rate: Double
         public var microvolts: [Int32]
         /// Indices into ``microvolts`` of the R-peaks.
@@ -35,7 +35,9 @@ public struct ElectrocardiogramAnalysis: Sendable {
         runs = pieces.map { piece in
             let start = piece[0].startDate
             let values = piece.flatMap { $0.channels[0] }
-            let seconds = piece[piece.count - 1].endDate.timeIntervalSince(start)
+            // Each piece's rate is measured from the strap's own clock; the host times of the pieces are only
+            // placed to within the radio's delays, so their span is not used.
+            let seconds = piece.reduce(0) { $0 + Double($1.count) / $1.samplingFrequency }
             let rate = seconds > 0 ? Double(values.count) / seconds : piece[0].samplingFrequency
             return Run(
                 start: start,

@@ -28,13 +28,16 @@ public struct RRAgreement: Sendable, Equatable {
         var differences: [Double] = []
         for run in Self.runs(ecg) {
             guard let offset = Self.bestOffset(of: run, in: strap) else { continue }
-            for (ecgBeat, strapBeat) in zip(run, strap[offset...]) {
+            // Within the strap's run: its beat after a gap follows no beat the ECG's run has.
+            let strapRun = strap[offset...].enumerated().prefix { $0.offset == 0 || !$0.element.precededByGap }
+            for (ecgBeat, strapBeat) in zip(run, strapRun.map(\.element)) {
                 differences.append(abs(ecgBeat.milliseconds - strapBeat.milliseconds))
             }
         }
         guard !differences.isEmpty else { return nil }
         pairedBeats = differences.count
         meanDifference = differences.reduce(0, +) / Double(differences.count)
+        // Both sides' intervals are rounded to 1/1024 s: up to a millisecond between them on top of the sample.
         withinTolerance = Double(differences.filter { $0 <= tolerance + 1 }.count) / Double(differences.count)
     }
 
