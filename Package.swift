@@ -98,8 +98,12 @@ let package = Package(
 
         // MARK: A workout's recording and what it tells: HRV with artifact correction, zones, training load, energy.
         .target(name: "WorkoutAnalysis", dependencies: ["WorkoutKit"]),
+        // MARK: The FIT protocol (Garmin's FIT SDK): records, base types, CRC. No profile, no I/O.
+        .target(name: "FITFormat"),
         // MARK: Workouts out of systole: the file formats (FIT, TCX, CSV, RR) of a recording. No I/O.
-        .target(name: "WorkoutExport", dependencies: ["SafeText", "WorkoutAnalysis", "WorkoutKit"]),
+        .target(name: "WorkoutExport", dependencies: ["FITFormat", "SafeText", "WorkoutAnalysis", "WorkoutKit"]),
+        // MARK: Workouts into systole: activities read from FIT and TCX files, every value checked. No I/O.
+        .target(name: "WorkoutImport", dependencies: ["FITFormat", "WorkoutKit"]),
 
         // MARK: What the live outputs show (the page, the overlay, MQTT): plain values, privacy applied by systoled.
         .target(name: "LiveFeed"),
@@ -282,9 +286,15 @@ let package = Package(
         .testTarget(name: "WorkoutKitTests", dependencies: ["WorkoutKit", "SystoleTestSupport"]),
         .testTarget(
             name: "WorkoutExportTests",
-            dependencies: ["WorkoutExport", "WorkoutAnalysis", "WorkoutKit", "SystoleTestSupport"],
+            dependencies: ["FITFormat", "WorkoutExport", "WorkoutAnalysis", "WorkoutKit", "SystoleTestSupport"],
             // The checkers' scripts run from the source tree (they need the venv's Python, not a bundle).
             exclude: ["decode_fit.py", "check_tcx.py", "check_csv.py", "check_rr.py", "read_edf.py"]
+        ),
+        .testTarget(
+            name: "WorkoutImportTests",
+            dependencies: ["WorkoutImport", "FITFormat", "WorkoutExport", "WorkoutKit", "SystoleTestSupport"],
+            // The independent encoder's script runs from the source tree, with the venv's Python.
+            exclude: ["write_fit.py"]
         ),
         .testTarget(
             name: "WorkoutAnalysisTests",

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes, once, what the export and analysis tests check systole's output with, and prints the venv's python:
 #   garmin-fit-sdk, fitdecode   Garmin's own FIT decoder and an independent one (FIT files)
+#   fit-tool                     an encoder independent of systole's, for the FIT files the import tests read
 #   xmlschema                    validates TCX against Garmin's TrainingCenterDatabase v2 schema
 #   neurokit2                    HRV and Lipponen & Tarvainen artifact correction, the reference for ours
 #                                (with the numpy, pandas and scipy it was checked with)
@@ -18,7 +19,8 @@ root=${SYSTOLE_PYTHON_TOOLS:-$HOME/.cache/systole-python-tools}
 # neurokit2's numpy, pandas and scipy pinned too: the HRV test compares corrected beat positions exactly, and
 # pandas' rolling quantiles and numpy's sums decide them.
 packages=(garmin-fit-sdk==21.218.0 fitdecode==0.11.0 xmlschema==4.3.2 neurokit2==0.2.13 numpy==2.4.6 pandas==2.3.3 scipy==1.17.1
-  prometheus-client==0.23.1 playwright==1.65.2 pillow==13.0.0 paho-mqtt==2.2.0 pyedflib==0.1.42 mne==1.13.2)
+  prometheus-client==0.23.1 playwright==1.65.2 pillow==13.0.0 paho-mqtt==2.2.0 pyedflib==0.1.42 mne==1.13.2
+  fit-tool==0.9.16)
 mkdir -p "$root"
 exec 9>"$root/.lock"
 flock 9

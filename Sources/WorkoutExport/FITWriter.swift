@@ -1,3 +1,4 @@
+import FITFormat
 import Foundation
 
 /// Writes a FIT file (the Flexible and Interoperable Data Transfer protocol of Garmin's FIT SDK): a 14-byte header,
@@ -5,34 +6,8 @@ import Foundation
 /// message, defined before its first data message. Written as it goes (``init(dataSize:sink:)``), or only counted
 /// (``init()``), since the header needs the size of what follows.
 struct FITWriter {
-    /// FIT base types used here, with their codes from the SDK's profile.
-    enum BaseType: UInt8 {
-        case enumeration = 0x00
-        case uint8 = 0x02
-        case uint16 = 0x84
-        case uint32 = 0x86
-        case uint32z = 0x8C
-        case string = 0x07
-
-        var size: Int {
-            switch self {
-            case .enumeration, .uint8, .string: 1
-            case .uint16: 2
-            case .uint32, .uint32z: 4
-            }
-        }
-
-        /// The value that means "no value" for the type.
-        var invalid: UInt64 {
-            switch self {
-            case .enumeration, .uint8: 0xFF
-            case .uint16: 0xFFFF
-            case .uint32: 0xFFFF_FFFF
-            case .uint32z: 0
-            case .string: 0
-            }
-        }
-    }
+    /// FIT's base types.
+    typealias BaseType = FITBaseType
 
     /// One field of a message: its number in the profile, base type and count (arrays and strings).
     struct Field: Hashable {
@@ -67,11 +42,11 @@ struct FITWriter {
         let size = UInt32(clamping: dataSize)
         header += [0, 8, 16, 24].map { UInt8(truncatingIfNeeded: size >> UInt32($0)) }
         header += Array(".FIT".utf8)
-        let headerCRC = Self.crc(header)
+        let headerCRC = FITCRC.of(header)
         header += [UInt8(headerCRC & 0xFF), UInt8(headerCRC >> 8)]
         var output = ExportOutput(sink)
         output.append(header)
-        crc = Self.crc(header)
+        crc = FITCRC.of(header)
         self.output = output
     }
 
@@ -115,7 +90,7 @@ struct FITWriter {
         }
         dataSize += scratch.count
         if output != nil {
-            crc = Self.crc(scratch, startingAt: crc)
+            crc = FITCRC.of(scratch, startingAt: crc)
             output?.append(scratch)
         }
     }
@@ -143,25 +118,5 @@ struct FITWriter {
         output.append([UInt8(crc & 0xFF), UInt8(crc >> 8)])
         try output.finish()
         self.output = nil
-    }
-
-    private static let crcTable: [UInt16] = [
-        0x0000, 0xCC01, 0xD801, 0x1400, 0xF001, 0x3C00, 0x2800, 0xE401,
-        0xA001, 0x6C00, 0x7800, 0xB401, 0x5000, 0x9C01, 0x8801, 0x4400,
-    ]
-
-    /// FIT's CRC-16, computed four bits at a time as the SDK does.
-    static func crc(_ bytes: [UInt8], startingAt start: UInt16 = 0) -> UInt16 {
-        let table = crcTable
-        var crc = start
-        for byte in bytes {
-            var low = table[Int(crc & 0xF)]
-            crc = (crc >> 4) & 0x0FFF
-            crc = crc ^ low ^ table[Int(byte & 0xF)]
-            low = table[Int(crc & 0xF)]
-            crc = (crc >> 4) & 0x0FFF
-            crc = crc ^ low ^ table[Int(byte >> 4)]
-        }
-        return crc
     }
 }

@@ -1,3 +1,4 @@
+import FITFormat
 import Foundation
 import SystoleTestSupport
 import Testing
@@ -64,7 +65,7 @@ import WorkoutKit
 
     @Test func theCRCIsFITs() {
         // The SDK's CRC of "123456789" (CRC-16/ARC).
-        #expect(FITWriter.crc(Array("123456789".utf8)) == 0xBB3D)
+        #expect(FITCRC.of(Array("123456789".utf8)) == 0xBB3D)
     }
 
     @Test func garminsDecoderAndFitdecodeReadTheSameReadingsAndBeats() async throws {

@@ -1,0 +1,17 @@
+import Foundation
+
+/// An activity file of either format, told apart by its content (not its name).
+public enum ActivityFile {
+    /// The activities in a FIT or TCX file's bytes, or what is wrong with it.
+    public static func read(_ bytes: [UInt8], now: Date = Date()) throws(ImportError) -> [ImportedActivity] {
+        if bytes.count >= 12, Array(bytes[8..<12]) == Array(".FIT".utf8) {
+            return [try FITActivityReader.read(bytes, now: now)]
+        }
+        if bytes.starts(with: [0x1F, 0x8B]) {
+            throw ImportError("a gzip file (as Strava's export holds them): unpack it first with gunzip")
+        }
+        let start = bytes.drop { [0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }.first
+        if start == UInt8(ascii: "<") { return try TCXActivityReader.read(bytes, now: now) }
+        throw ImportError("neither a FIT nor a TCX file")
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import WorkoutKit
+
+/// An activity read from a file another device or service wrote (FIT or TCX), before it becomes a workout: what
+/// systole keeps of it, every value checked against ``ImportLimits``.
+public struct ImportedActivity: Sendable, Equatable {
+    /// The file format it came from.
+    public enum Format: String, Sendable {
+        case fit = "FIT"
+        case tcx = "TCX"
+    }
+
+    /// One heart-rate reading.
+    public struct HeartRate: Sendable, Equatable {
+        public var date: Date
+        public var beatsPerMinute: Double
+    }
+
+    /// The device that recorded it, as the file names it.
+    public struct Recorder: Sendable, Equatable {
+        public var manufacturer: String?
+        public var product: String?
+        public var serialNumber: String?
+    }
+
+    public var format: Format
+    public var activity: WorkoutActivityType
+    public var start: Date
+    public var end: Date
+    /// Times the timer was stopped (FIT's timer events; a TCX file has none).
+    public var pauses: [DateInterval]
+    public var laps: [DateInterval]
+    public var heartRates: [HeartRate]
+    /// Beat-to-beat intervals in seconds, in order (FIT's HRV messages); they carry no times of their own.
+    public var rrIntervals: [Double]
+    /// The energy the file gives for the whole activity, kcal.
+    public var energyKilocalories: Double?
+    public var recorder: Recorder
+}
+
+/// The values an imported activity may hold: a file outside them is refused, with what and where.
+public enum ImportLimits {
+    public static let heartRate: ClosedRange<Double> = 20...250
+    /// RR intervals in seconds: 300 bpm to 12 bpm, what a strap's raw intervals can hold with artifacts.
+    public static let rrInterval: ClosedRange<Double> = 0.2...5
+    /// Dates from 2000 to a day after now (a device's clock may run ahead).
+    public static func dates(now: Date = Date()) -> ClosedRange<Date> {
+        Date(timeIntervalSince1970: 946_684_800)...now.addingTimeInterval(86_400)
+    }
+    /// The longest activity taken: a week.
+    public static let duration: TimeInterval = 7 * 86_400
+    /// Energy for a whole activity, kcal.
+    public static let energy: ClosedRange<Double> = 0...50_000
+}
+
+/// Why a file cannot be imported, and where in it.
+public struct ImportError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var description: String
+
+    public init(_ description: String) { self.description = description }
+}
