@@ -105,13 +105,14 @@ enum Waveforms {
                 end = sample.endDate.timeIntervalSince1970
             }
 
-            /// Whether `piece` continues this row: no gap before it, starting where the row ends (within one and a
-            /// half sample intervals), at the same rate within 1 %, and the row stays within its minute.
+            /// Whether `piece` continues this row: no gap before it, starting where the row ends (within
+            /// ``WaveformSample/placementTolerance``), at the same rate within 1 %, and the row stays within its
+            /// minute.
             func continues(with piece: WaveformSample) -> Bool {
                 let rate = sample.samplingFrequency
                 let pieceStart = piece.startDate.timeIntervalSince1970
                 return !piece.precededByGap && metadataMatches(piece)
-                    && abs(pieceStart - end) <= 1.5 / rate
+                    && abs(pieceStart - end) <= max(1.5 / rate, WaveformSample.placementTolerance)
                     && abs(piece.samplingFrequency / rate - 1) < 0.01
                     && piece.endDate.timeIntervalSince1970 - start <= Waveforms.rowSeconds
             }

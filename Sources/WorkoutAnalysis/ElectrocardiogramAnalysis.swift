@@ -27,7 +27,8 @@ public struct ElectrocardiogramAnalysis: Sendable {
         for sample in samples where sample.kind == .electrocardiogram && sample.isValid {
             let follows =
                 pieces.last?.last.map { previous in
-                    abs(sample.startDate.timeIntervalSince(previous.endDate)) <= 1.5 / previous.samplingFrequency
+                    abs(sample.startDate.timeIntervalSince(previous.endDate))
+                        <= max(1.5 / previous.samplingFrequency, WaveformSample.placementTolerance)
                 } ?? false
             if sample.precededByGap || !follows { pieces.append([]) }
             pieces[pieces.count - 1].append(sample)

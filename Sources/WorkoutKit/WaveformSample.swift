@@ -56,6 +56,11 @@ public struct WaveformSample: Hashable, Sendable, Identifiable {
     /// Values per channel.
     public var count: Int { channels.first?.count ?? 0 }
 
+    /// How far a sample not marked ``precededByGap`` may start from the end of the one before it and still
+    /// continue it: lost frames are marked as gaps by the sensor's clock, while the placement of frames on the
+    /// host's clock moves by a few milliseconds as the radio's delay is learnt (13 ms seen in an emulated VM).
+    public static let placementTolerance: TimeInterval = 0.25
+
     /// The end of the last value's interval: `count` values at `samplingFrequency` after the start.
     public var endDate: Date {
         samplingFrequency > 0 ? startDate.addingTimeInterval(Double(count) / samplingFrequency) : startDate

@@ -32,6 +32,21 @@ import WorkoutKit
         }
     }
 
+    @Test func framesPlacedAFewMillisecondsOffStillJoinWithoutAGap() async throws {
+        let folder = try TemporaryStore()
+        defer { folder.remove() }
+        let store = try folder.open()
+        let workout = UUID()
+        // The timeline moves a frame's placement as it learns the radio's delay: +13 ms, then -9 ms.
+        var jittered = frames(20, from: t0)
+        for index in 8..<20 { jittered[index].startDate.addTimeInterval(0.013) }
+        for index in 12..<20 { jittered[index].startDate.addTimeInterval(-0.022) }
+        try await store.save(jittered.map(Sample.waveform), workoutID: workout)
+        let stored = try await store.waveforms(.electrocardiogram, ofWorkout: workout)
+        #expect(stored.count == 1, "\(stored.map(\.count))")
+        #expect(stored.map(\.precededByGap) == [true])
+    }
+
     @Test func framesJoinIntoMinuteRowsThatGiveBackEveryValueAndSplitAtAGap() async throws {
         let folder = try TemporaryStore()
         defer { folder.remove() }
