@@ -8,7 +8,8 @@
 # --short), cuts the power of a VM twice mid-workout and checks what the store kept (scripts/power-cut.sh), runs
 # short smoke versions of the benchmark, torture and radio-fuzz scripts (so they cannot rot; their figures are
 # not the product's: debug build, few sensors, few seconds), then fuzzes the decoders briefly (Heart Rate, Polar's
-# PMD, the FIT and TCX files of an import: $SYSTOLE_FUZZ_SECONDS each, default 30; 0 skips them).
+# PMD: $SYSTOLE_FUZZ_SECONDS each, default 30; 0 skips them; the FIT and TCX files' fuzzer with
+# SYSTOLE_FUZZ_ACTIVITY=1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,6 +57,6 @@ scripts/radio-fuzz.sh --seconds 30 --seed 2026
 
 fuzz_seconds=${SYSTOLE_FUZZ_SECONDS:-30}
 if [ "$fuzz_seconds" != 0 ]; then
-  echo "== fuzz the decoders (Heart Rate, PMD, activity files) for ${fuzz_seconds}s each"
+  echo "== fuzz the decoders (Heart Rate, PMD) for ${fuzz_seconds}s each"
   scripts/fuzz-decoder.sh "$fuzz_seconds"
 fi

@@ -22,8 +22,8 @@ struct FITActivityParts {
         case Message.fileID:
             fileType = message.value(0)
             recorder.manufacturer = message.value(1).map(Self.manufacturer)
-            recorder.product = message.strings[8] ?? message.value(2).map { "product \(Int($0))" }
-            recorder.serialNumber = message.value(3).map { String(Int($0)) }
+            recorder.product = message.strings[8] ?? message.value(2).map { "product \(Self.whole($0))" }
+            recorder.serialNumber = message.value(3).map { String(Self.whole($0)) }
         case Message.deviceInfo where message.value(0) == 0:
             // The creator (device index 0) names itself better here than in the file ID, when it does.
             if let name = message.strings[27] { recorder.product = name }
@@ -37,7 +37,7 @@ struct FITActivityParts {
             let last = max(end ?? start, start.addingTimeInterval(elapsed ?? 0))
             let energy = message.value(11)
             if let energy, !ImportLimits.energy.contains(energy) {
-                throw where_(message, "a session's energy of \(Int(energy)) kcal")
+                throw where_(message, "a session's energy of \(Self.whole(energy)) kcal")
             }
             sessions.append((message.value(5), message.value(6), start, last, energy))
         case Message.lap:
@@ -52,7 +52,7 @@ struct FITActivityParts {
             guard ImportLimits.heartRate.contains(bpm) else {
                 throw where_(
                     message,
-                    "a heart rate of \(Int(bpm)) bpm (a heart rate is \(Self.range(ImportLimits.heartRate)))"
+                    "a heart rate of \(Self.whole(bpm)) bpm (a heart rate is \(Self.range(ImportLimits.heartRate)))"
                 )
             }
             if let previous = heartRates.last?.date, date < previous {
@@ -82,7 +82,7 @@ struct FITActivityParts {
     /// The activity the parts make.
     func activity() throws(ImportError) -> ImportedActivity {
         if let fileType, fileType != 4 {
-            throw ImportError("a FIT file of type \(Int(fileType)), not an activity (4)")
+            throw ImportError("a FIT file of type \(Self.whole(fileType)), not an activity (4)")
         }
         let start = sessions.map(\.start).min() ?? heartRates.first?.date
         let end = sessions.map(\.end).max() ?? heartRates.last?.date
@@ -136,13 +136,20 @@ struct FITActivityParts {
         ImportError("at byte \(message.offset): \(problem)")
     }
 
+    /// A field's value as a whole number for a message or a switch; a hostile file's float fields may hold any
+    /// value, which `Int(_:)` would trap on.
+    static func whole(_ value: Double) -> Int {
+        guard value.isFinite, abs(value) < 1e15 else { return -1 }
+        return Int(value)
+    }
+
     static func range(_ range: ClosedRange<Double>) -> String {
         "\(range.lowerBound.formatted())–\(range.upperBound.formatted())"
     }
 
     /// systole's activity for FIT's sport and sub-sport (the inverse of what the FIT export writes).
     static func activity(sport: Double?, subSport: Double?) -> WorkoutActivityType {
-        switch (Int(sport ?? 0), Int(subSport ?? 0)) {
+        switch (Self.whole(sport ?? 0), Self.whole(subSport ?? 0)) {
         case (1, _): .running
         case (2, _): .cycling
         case (4, 15): .elliptical
@@ -161,7 +168,7 @@ struct FITActivityParts {
 
     /// Manufacturers' names for the FIT profile's numbers people's files carry most.
     static func manufacturer(_ number: Double) -> String {
-        switch Int(number) {
+        switch Self.whole(number) {
         case 1: "Garmin"
         case 32: "Wahoo Fitness"
         case 123: "Polar"
@@ -170,7 +177,7 @@ struct FITActivityParts {
         case 89: "Tacx"
         case 260: "Zwift"
         case 255: "development"
-        default: "manufacturer \(Int(number))"
+        default: "manufacturer \(Self.whole(number))"
         }
     }
 }
