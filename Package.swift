@@ -103,7 +103,7 @@ let package = Package(
         // MARK: Workouts out of systole: the file formats (FIT, TCX, CSV, RR) of a recording. No I/O.
         .target(name: "WorkoutExport", dependencies: ["FITFormat", "SafeText", "WorkoutAnalysis", "WorkoutKit"]),
         // MARK: Workouts into systole: activities read from FIT and TCX files, every value checked. No I/O.
-        .target(name: "WorkoutImport", dependencies: ["FITFormat", "WorkoutKit"]),
+        .target(name: "WorkoutImport", dependencies: ["FITFormat", "SafeText", "WorkoutKit"]),
 
         // MARK: What the live outputs show (the page, the overlay, MQTT): plain values, privacy applied by systoled.
         .target(name: "LiveFeed"),

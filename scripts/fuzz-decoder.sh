@@ -3,10 +3,11 @@
 # HeartRateProfile decoders), Polar's PMD decoders (frames, control-point answers, settings), and the activity files
 # `systole import` reads (FIT and TCX).
 #
-# usage: scripts/fuzz-decoder.sh [seconds]      (default 60, for each of the three)
+# usage: scripts/fuzz-decoder.sh [seconds]      (default 60, for each; the activity files' only with
+#                                               SYSTOLE_FUZZ_ACTIVITY=1)
 #
 # Builds Fuzz/DecoderFuzzer.swift with the HeartRateProfile sources, Fuzz/PMDFuzzer.swift with the
-# PolarMeasurementData sources and Fuzz/ActivityFileFuzzer.swift with those of FITFormat, WorkoutKit and
+# PolarMeasurementData sources and Fuzz/ActivityFileFuzzer.swift with those of FITFormat, SafeText, WorkoutKit and
 # WorkoutImport under -sanitize=fuzzer,address, seeds the radio's corpora with the project's vectors
 # (Tests/HeartRateProfileTests/Resources/hrm-vectors.json, Tests/PolarMeasurementDataTests/Resources/pmd-vectors.json)
 # and the files' with a small FIT activity and a TCX document, and runs each for the given time on one core.
@@ -38,9 +39,9 @@ build pmd "$root/Sources/PolarMeasurementData" PMDFuzzer.swift
 activity_sources="$out/ActivitySources"
 rm -rf "$activity_sources"
 mkdir -p "$activity_sources"
-for module in FITFormat WorkoutKit WorkoutImport; do
+for module in FITFormat SafeText WorkoutKit WorkoutImport; do
   for file in "$root/Sources/$module"/*.swift; do
-    grep -v -E '^import (FITFormat|WorkoutKit)$' "$file" >"$activity_sources/$module-$(basename "$file")"
+    grep -v -E '^import (FITFormat|SafeText|WorkoutKit)$' "$file" >"$activity_sources/$module-$(basename "$file")"
   done
 done
 build activity-file "$activity_sources" ActivityFileFuzzer.swift

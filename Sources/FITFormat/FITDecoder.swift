@@ -29,17 +29,21 @@ public enum FITDecoder {
     /// The largest file read: a day of one-second records is under 4 MB.
     public static let maximumSize = 64 << 20
 
-    /// The data messages whose global number is in `wanted`, in file order.
-    public static func messages(_ bytes: [UInt8], wanted: Set<UInt16>) throws(FITDecodingError) -> [FITMessage] {
+    /// Hands each data message whose global number is in `wanted` to `body`, in file order, once the file's CRCs
+    /// have been checked (each chained file's before its messages). Nothing is kept: memory does not grow with the
+    /// file.
+    public static func forEachMessage(
+        in bytes: [UInt8],
+        wanted: Set<UInt16>,
+        _ body: (FITMessage) -> Void
+    ) throws(FITDecodingError) {
         guard bytes.count <= maximumSize else {
             throw FITDecodingError(offset: 0, reason: "\(bytes.count) bytes is larger than a FIT activity can be")
         }
-        var messages: [FITMessage] = []
         var start = 0
         repeat {
-            start = try decodeFile(bytes, at: start, wanted: wanted, into: &messages)
+            start = try decodeFile(bytes, at: start, wanted: wanted, body)
         } while start < bytes.count
-        return messages
     }
 
     private struct Definition {
@@ -55,7 +59,7 @@ public enum FITDecoder {
         _ bytes: [UInt8],
         at start: Int,
         wanted: Set<UInt16>,
-        into messages: inout [FITMessage]
+        _ body: (FITMessage) -> Void
     ) throws(FITDecodingError) -> Int {
         let dataStart = try header(bytes, at: start)
         let dataSize =
@@ -78,7 +82,7 @@ public enum FITDecoder {
             )
         }
         var reader = Reader(bytes: bytes, position: dataStart, end: end)
-        try reader.readMessages(wanted: wanted, into: &messages)
+        try reader.readMessages(wanted: wanted, body)
         return end + 2
     }
 
@@ -137,7 +141,7 @@ public enum FITDecoder {
             return bytes[position..<(position + count)]
         }
 
-        mutating func readMessages(wanted: Set<UInt16>, into messages: inout [FITMessage]) throws(FITDecodingError) {
+        mutating func readMessages(wanted: Set<UInt16>, _ body: (FITMessage) -> Void) throws(FITDecodingError) {
             while position < end {
                 let offset = position
                 let header = try take(1, "a record header").first!
@@ -150,7 +154,7 @@ public enum FITDecoder {
                     let seconds = UInt32(header & 0x1F)
                     var timestamp = previous & ~0x1F | seconds
                     if seconds < previous & 0x1F { timestamp &+= 0x20 }
-                    try readData(local: local, offset: offset, timestamp: timestamp, wanted: wanted, into: &messages)
+                    try readData(local: local, offset: offset, timestamp: timestamp, wanted: wanted, body)
                 } else if header & 0x40 != 0 {
                     try readDefinition(local: Int(header & 0x0F), developer: header & 0x20 != 0, offset: offset)
                 } else {
@@ -159,7 +163,7 @@ public enum FITDecoder {
                         offset: offset,
                         timestamp: nil,
                         wanted: wanted,
-                        into: &messages
+                        body
                     )
                 }
             }
@@ -207,7 +211,7 @@ public enum FITDecoder {
             offset: Int,
             timestamp: UInt32?,
             wanted: Set<UInt16>,
-            into messages: inout [FITMessage]
+            _ body: (FITMessage) -> Void
         ) throws(FITDecodingError) {
             guard let definition = definitions[local] else {
                 throw FITDecodingError(
@@ -238,7 +242,7 @@ public enum FITDecoder {
                 message.fields[253] = [.unsigned(UInt64(timestamp))]
                 lastTimestamp = timestamp
             }
-            if wanted.contains(definition.global) { messages.append(message) }
+            if wanted.contains(definition.global) { body(message) }
         }
     }
 }

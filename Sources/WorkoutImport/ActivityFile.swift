@@ -12,6 +12,8 @@ public enum ActivityFile {
         }
         let start = bytes.drop { [0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }.first
         if start == UInt8(ascii: "<") { return try TCXActivityReader.read(bytes, now: now) }
-        throw ImportError("neither a FIT nor a TCX file")
+        throw ImportError(
+            "neither a FIT nor a TCX file: systole imports the activity files Garmin Connect, Polar Flow, Strava and the devices themselves export in those formats"
+        )
     }
 }

@@ -1,5 +1,6 @@
 import FITFormat
 import Foundation
+import SafeText
 import WorkoutKit
 
 /// The parts of a FIT activity gathered message by message, each value checked as it comes.
@@ -22,11 +23,13 @@ struct FITActivityParts {
         case Message.fileID:
             fileType = message.value(0)
             recorder.manufacturer = message.value(1).map(Self.manufacturer)
-            recorder.product = message.strings[8] ?? message.value(2).map { "product \(Self.whole($0))" }
+            recorder.product =
+                message.strings[8].map(UntrustedText.clean)
+                ?? message.value(2).map { "product \(Self.whole($0))" }
             recorder.serialNumber = message.value(3).map { String(Self.whole($0)) }
         case Message.deviceInfo where message.value(0) == 0:
             // The creator (device index 0) names itself better here than in the file ID, when it does.
-            if let name = message.strings[27] { recorder.product = name }
+            if let name = message.strings[27] { recorder.product = UntrustedText.clean(name) }
         case Message.session:
             let start = try date(message, field: 2, what: "the session's start")
             let elapsed = message.value(7).map { $0 / 1000 }
@@ -39,11 +42,15 @@ struct FITActivityParts {
             if let energy, !ImportLimits.energy.contains(energy) {
                 throw where_(message, "a session's energy of \(Self.whole(energy)) kcal")
             }
+            guard sessions.count < ImportLimits.laps else {
+                throw where_(message, "more than \(ImportLimits.laps) sessions")
+            }
             sessions.append((message.value(5), message.value(6), start, last, energy))
         case Message.lap:
             guard let start = try date(message, field: 2, what: "a lap's start") else { return }
             let elapsed = message.value(7).map { $0 / 1000 } ?? 0
             let end = try date(message, field: FITActivityReader.timestamp, what: "a lap's end")
+            guard laps.count < ImportLimits.laps else { throw where_(message, "more than \(ImportLimits.laps) laps") }
             laps.append(DateInterval(start: start, end: max(end ?? start, start.addingTimeInterval(elapsed))))
         case Message.record:
             guard let bpm = message.value(3), bpm != 0,
@@ -58,11 +65,17 @@ struct FITActivityParts {
             if let previous = heartRates.last?.date, date < previous {
                 throw where_(message, "a record earlier than the one before it")
             }
+            guard heartRates.count < ImportLimits.heartRates else {
+                throw where_(message, "more than \(ImportLimits.heartRates) heart-rate readings")
+            }
             heartRates.append(ImportedActivity.HeartRate(date: date, beatsPerMinute: bpm))
         case Message.event where message.value(0) == 0:
             guard let type = message.value(1),
                 let date = try date(message, field: FITActivityReader.timestamp, what: "a timer event's time")
             else { return }
+            guard timer.count < ImportLimits.timerEvents else {
+                throw where_(message, "more than \(ImportLimits.timerEvents) timer stops and starts")
+            }
             if type == 0 { timer.append((date, false)) }
             if [1, 4, 8, 9].contains(type) { timer.append((date, true)) }
         case Message.hrv:
@@ -71,6 +84,9 @@ struct FITActivityParts {
                 let seconds = value.double / 1000
                 guard ImportLimits.rrInterval.contains(seconds) else {
                     throw where_(message, "an RR interval of \(seconds) s (\(Self.range(ImportLimits.rrInterval)) s)")
+                }
+                guard rrIntervals.count < ImportLimits.rrIntervals else {
+                    throw where_(message, "more than \(ImportLimits.rrIntervals) RR intervals")
                 }
                 rrIntervals.append(seconds)
             }
@@ -127,7 +143,8 @@ struct FITActivityParts {
         guard let seconds = message.value(field) else { return nil }
         let date = Date(timeIntervalSince1970: seconds + FITActivityReader.epochOffset)
         guard ImportLimits.dates(now: now).contains(date) else {
-            throw where_(message, "\(what) is \(date.formatted(.iso8601)), before 2000 or in the future")
+            // The raw value, not a date: a hostile file's may be far beyond what a calendar formats.
+            throw where_(message, "\(what) (\(Self.whole(seconds)) s after 1989-12-31) is before 2000 or in the future")
         }
         return date
     }

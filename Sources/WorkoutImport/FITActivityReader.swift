@@ -22,17 +22,18 @@ public enum FITActivityReader {
 
     /// The activity in `bytes`, or what is wrong with the file.
     public static func read(_ bytes: [UInt8], now: Date = Date()) throws(ImportError) -> ImportedActivity {
-        let messages: [FITMessage]
-        do {
-            messages = try FITDecoder.messages(
-                bytes,
-                wanted: Message.all
-            )
-        } catch {
-            throw ImportError("not a readable FIT file: \(error)")
-        }
         var reading = FITActivityParts(now: now)
-        for message in messages { try reading.take(message) }
+        // The first refusal stops the taking; the decoder still checks the rest of the file.
+        var refusal: ImportError?
+        do {
+            try FITDecoder.forEachMessage(in: bytes, wanted: Message.all) { message in
+                guard refusal == nil else { return }
+                do throws(ImportError) { try reading.take(message) } catch { refusal = error }
+            }
+        } catch {
+            throw ImportError("not a readable FIT file (\(error)); export it again from the device or service")
+        }
+        if let refusal { throw refusal }
         return try reading.activity()
     }
 }

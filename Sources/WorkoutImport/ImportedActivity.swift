@@ -16,7 +16,7 @@ public struct ImportedActivity: Sendable, Equatable {
         public var beatsPerMinute: Double
     }
 
-    /// The device that recorded it, as the file names it.
+    /// The device that recorded it, as the file names it (names cleaned of control characters and escapes).
     public struct Recorder: Sendable, Equatable {
         public var manufacturer: String?
         public var product: String?
@@ -51,6 +51,14 @@ public enum ImportLimits {
     public static let duration: TimeInterval = 7 * 86_400
     /// Energy for a whole activity, kcal.
     public static let energy: ClosedRange<Double> = 0...50_000
+    /// Heart-rate readings: a week at one a second is 604 800.
+    public static let heartRates = 1_000_000
+    /// RR intervals: a week at 200 bpm is about two million.
+    public static let rrIntervals = 2_100_000
+    /// Laps (and sessions) of one activity.
+    public static let laps = 10_000
+    /// Timer stops and starts of one activity.
+    public static let timerEvents = 100_000
 }
 
 /// Why a file cannot be imported, and where in it.

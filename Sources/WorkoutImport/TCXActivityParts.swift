@@ -1,4 +1,5 @@
 import Foundation
+import SafeText
 import WorkoutKit
 
 /// One TCX activity gathered as its elements come, each value checked with its line.
@@ -20,6 +21,9 @@ struct TCXActivityParts {
 
     mutating func lapStarted(at text: String?, line: Int) throws(ImportError) {
         guard let text else { throw ImportError("line \(line): a lap without StartTime") }
+        guard laps.count < ImportLimits.laps else {
+            throw ImportError("line \(line): more than \(ImportLimits.laps) laps")
+        }
         laps.append((try date(text, line: line, what: "a lap's StartTime"), nil))
     }
 
@@ -51,11 +55,14 @@ struct TCXActivityParts {
             if let previous = heartRates.last?.date, time < previous {
                 throw ImportError("line \(line): a trackpoint earlier than the one before it")
             }
+            guard heartRates.count < ImportLimits.heartRates else {
+                throw ImportError("line \(line): more than \(ImportLimits.heartRates) heart-rate readings")
+            }
             heartRates.append(ImportedActivity.HeartRate(date: time, beatsPerMinute: bpm))
         case ("Creator", "Name"):
-            recorder.product = String(trimmed.prefix(100))
+            recorder.product = UntrustedText.clean(trimmed)
         case ("Creator", "UnitId"):
-            recorder.serialNumber = String(trimmed.prefix(20))
+            recorder.serialNumber = UntrustedText.clean(trimmed)
         default:
             return
         }

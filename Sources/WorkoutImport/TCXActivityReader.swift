@@ -28,6 +28,9 @@ public enum TCXActivityReader {
                     }
                     path.append(name)
                     if name == "Activity", path.count == 3 {
+                        guard parts.count < ImportLimits.laps else {
+                            throw ImportError("line \(events.line): more than \(ImportLimits.laps) activities")
+                        }
                         parts.append(TCXActivityParts(sport: attributes["Sport"], now: now))
                     }
                     if name == "Trackpoint", !parts.isEmpty { parts[parts.count - 1].trackpointTime = nil }
@@ -42,7 +45,7 @@ public enum TCXActivityReader {
                 }
             }
         } catch let failure as XMLEvents.Failure {
-            throw ImportError("not well-formed XML at \(failure)")
+            throw ImportError("not well-formed XML at \(failure); export it again from the device or service")
         } catch let error as ImportError {
             throw error
         } catch {

@@ -27,6 +27,7 @@ struct FITBytes {
     }
 
     static func le32(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+    static func le64(_ value: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
 
     /// FIT's seconds for a Unix time.
     static func time(_ unix: Double) -> [UInt8] { le32(UInt32(unix - 631_065_600)) }

@@ -104,9 +104,58 @@ import Testing
         #expect(Self.refusal(slowBeat.file())?.contains("RR interval of 10.0 s") == true)
     }
 
+    /// SplitMix64: the same damage on every run.
+    struct SeededGenerator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    @Test func fieldsOfAnyTypeAndValueNeitherTrapNorPass() {
+        // The definition chooses each field's type: a float64 sport of -1e300 (the fuzzer's first find) and a
+        // float64 timestamp of 1e300 are refused or read as "other", never a trap.
+        var sport = FITBytes.activity()
+        sport.define(5, global: 18, [(253, 4, 0x86), (2, 4, 0x86), (5, 8, 0x89)])
+        let end = FITBytes.time(1_790_000_060)
+        sport.data(5, end + FITBytes.time(1_790_000_000) + FITBytes.le64((-1e300).bitPattern))
+        #expect((try? FITActivityReader.read(sport.file()))?.activity == .other)
+        var time = FITBytes()
+        time.define(0, global: 20, [(253, 8, 0x89), (3, 1, 0x02)])
+        time.data(0, FITBytes.le64((1e300).bitPattern) + [90])
+        let refusal = Self.refusal(time.file())
+        #expect(refusal?.contains("before 2000 or in the future") == true, "\(refusal ?? "")")
+    }
+
+    @Test func countsBeyondAWeekOfReadingsAreRefusedWithoutHoldingThem() {
+        // A million and one records at one second: 6 MB of file, refused at the limit.
+        var flood = FITBytes()
+        flood.define(0, global: 0, [(0, 1, 0x00)])
+        flood.data(0, [4])
+        flood.define(1, global: 20, [(253, 4, 0x86), (3, 1, 0x02)])
+        let second = FITBytes.time(1_790_000_001)
+        for _ in 0...ImportLimits.heartRates { flood.data(1, second + [90]) }
+        let refusal = Self.refusal(flood.file())
+        #expect(refusal?.contains("more than 1000000 heart-rate readings") == true, "\(refusal ?? "")")
+    }
+
+    @Test func namesAreCleanedOfEscapes() throws {
+        var named = FITBytes.activity()
+        let name = Array("Edge\u{1B}[2J\u{7}530".utf8)
+        named.define(6, global: 0, [(0, 1, 0x00), (8, UInt8(name.count + 1), 0x07)])
+        named.data(6, [4] + name + [0])
+        let product = try FITActivityReader.read(named.file()).recorder.product ?? ""
+        #expect(!product.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "\(product.debugDescription)")
+        #expect(product.hasPrefix("Edge") && product.hasSuffix("530"))
+    }
+
     @Test func randomDamageWithTheCRCsMadeRightNeverCrashesTheReader() {
         // The CRCs stop random damage at the door; made right again, the damage reaches the structure itself.
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator(state: 2026)
         let records = FITBytes.activity().records
         var refused = 0
         for _ in 0..<3000 {

@@ -110,6 +110,10 @@ import Testing
         #expect(nan?.contains("not a number") == true, "\(nan ?? "")")
         let future = Self.refusal(Self.document(start: Date(timeIntervalSince1970: 4_102_444_800)))
         #expect(future?.contains("in the future") == true, "\(future ?? "")")
+        // A creator's name with a terminal escape is kept cleaned, as every name from outside.
+        let escaped = try? TCXActivityReader.read(Array(good.replacingOccurrences(of: "&amp;", with: "&#27;[2J").utf8))
+        let product = escaped?.first?.recorder.product ?? ""
+        #expect(product.hasPrefix("Forerunner") && !product.unicodeScalars.contains { $0.value == 0x1B })
         let unknown = Self.refusal(good.replacingOccurrences(of: "&amp;", with: "&secret;"))
         #expect(unknown?.contains("&secret;") == true)
         // Every truncation refused, none crashing.
