@@ -1,6 +1,7 @@
 import BlueZ
 import HeartRateProfile
 import HeartRateSensors
+import SystoleTestSupport
 import Testing
 
 @Suite struct BeatTimelineTests {
@@ -291,19 +292,6 @@ import Testing
         quiet.reset()
         for tenth in 1...4 { _ = quiet.place([], receivedAt: at(20 + Double(tenth) / 10)) }
         #expect(quiet.place(rr(850), receivedAt: at(20.5)).beatTimes == [at(20.5)])
-    }
-}
-
-/// A seeded generator, so a failure can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

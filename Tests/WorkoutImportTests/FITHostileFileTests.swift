@@ -1,5 +1,6 @@
 import FITFormat
 import Foundation
+import SystoleTestSupport
 import Testing
 
 @testable import WorkoutImport
@@ -104,18 +105,6 @@ import Testing
         #expect(Self.refusal(slowBeat.file())?.contains("RR interval of 10.0 s") == true)
     }
 
-    /// SplitMix64: the same damage on every run.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test func fieldsOfAnyTypeAndValueNeitherTrapNorPass() {
         // The definition chooses each field's type: a float64 sport of -1e300 (the fuzzer's first find) and a
         // float64 timestamp of 1e300 are refused or read as "other", never a trap.
@@ -155,7 +144,7 @@ import Testing
 
     @Test func randomDamageWithTheCRCsMadeRightNeverCrashesTheReader() {
         // The CRCs stop random damage at the door; made right again, the damage reaches the structure itself.
-        var generator = SeededGenerator(state: 2026)
+        var generator = SplitMix64(seed: 2026)
         let records = FITBytes.activity().records
         var refused = 0
         for _ in 0..<3000 {
