@@ -149,7 +149,10 @@ let package = Package(
 
         // MARK: What crosses D-Bus between systoled and `systole`: the API's names and errors, a workout as its
         // values (with analysis), the export formats, the elapsed-time format.
-        .target(name: "ControlAPI", dependencies: ["DBus", "WorkoutKit", "WorkoutAnalysis", "WorkoutExport"]),
+        .target(
+            name: "ControlAPI",
+            dependencies: ["DBus", "SafeText", "WorkoutKit", "WorkoutAnalysis", "WorkoutExport", "WorkoutImport"]
+        ),
 
         // MARK: The recording path: sensors → hand-off → workout (stored) → live log and outputs, as named stages.
         .target(
@@ -181,7 +184,7 @@ let package = Package(
                 "Recording", "SystoledConfiguration", "BlueZ", "HeartRateSensors", "ControlAPI", "DBus",
                 "HeartRateProfile", "WorkoutKit",
                 "SQLiteStore",
-                "WorkoutAnalysis",
+                "WorkoutAnalysis", "WorkoutImport",
                 "WorkoutExport", "PolarMeasurementData", "LiveFeed", "LiveWeb", "MQTTBridge", "Replication", "CMalloc",
                 "SafeText",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -206,7 +209,7 @@ let package = Package(
                 "DBus",
                 "Replication",
                 "SafeText",
-                "WorkoutAnalysis",
+                "WorkoutAnalysis", "WorkoutImport",
                 "WorkoutKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -244,7 +247,9 @@ let package = Package(
         .target(
             name: "SystoleTestSupport",
             dependencies: ["BlueZ", "BlueZSimulator", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit"],
-            path: "Tests/SystoleTestSupport"
+            path: "Tests/SystoleTestSupport",
+            // The independent FIT encoder's script runs from the source tree, with the venv's Python.
+            exclude: ["write_fit.py"]
         ),
         .testTarget(
             name: "HeartRateProfileTests",
@@ -292,9 +297,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WorkoutImportTests",
-            dependencies: ["WorkoutImport", "FITFormat", "WorkoutExport", "WorkoutKit", "SystoleTestSupport"],
-            // The independent encoder's script runs from the source tree, with the venv's Python.
-            exclude: ["write_fit.py"]
+            dependencies: ["WorkoutImport", "FITFormat", "WorkoutExport", "WorkoutKit", "SystoleTestSupport"]
         ),
         .testTarget(
             name: "WorkoutAnalysisTests",
@@ -317,7 +320,7 @@ let package = Package(
             name: "DaemonTests",
             dependencies: [
                 "Daemon", "BlueZ", "ControlAPI", "DBus", "HeartRateProfile", "WorkoutKit", "WorkoutAnalysis",
-                "SystoleTestSupport",
+                "WorkoutImport", "SQLiteStore", "SystoleTestSupport",
             ]
         ),
         .testTarget(

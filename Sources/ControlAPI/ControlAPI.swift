@@ -19,6 +19,8 @@ public enum ControlAPI {
         public static let notFound = "org.systole.Error.NotFound"
         /// The store could not save (a full disk, say).
         public static let store = "org.systole.Error.Store"
+        /// The daemon is doing that already for another caller (an import).
+        public static let busy = "org.systole.Error.Busy"
         /// bluetoothd refused or failed (scan, pair, forget).
         public static let bluetooth = "org.systole.Error.Bluetooth"
     }

@@ -15,32 +15,43 @@ extension SQLiteHealthStore {
 
     private func save(_ workout: Workout, summarize: Bool) async throws {
         try await flush()
+        let text = try Self.body(of: workout)
         let day = ActivitySummary.key(for: workout.startDate, in: calendar)
-        let body = WorkoutBody(
-            configuration: workout.configuration,
-            events: workout.events,
-            activities: workout.activities,
-            metadata: workout.metadata,
-            statistics: workout.statistics,
-            devices: workout.devices
-        )
-        let text = try Coding.encode(body)
         let logs = keepsChangeLog
         try await write("saving workout \(workout.id)") { db in
-            try db.execute(
-                sql: """
-                    INSERT OR REPLACE INTO workout (uuid, activityType, locationType, startDate, endDate, duration, body)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    workout.id, workout.configuration.activityType.rawValue,
-                    workout.configuration.locationType.rawValue, workout.startDate.timeIntervalSince1970,
-                    workout.endDate.timeIntervalSince1970, workout.duration, text,
-                ]
-            )
-            if summarize { try Self.summary(adding: workout, day: day, db) }
-            if logs { try ChangeLog.append(.workoutSaved, workoutID: workout.id, db) }
+            try Self.insert(workout, body: text, summaryDay: summarize ? day : nil, logs: logs, db)
         }
+    }
+
+    static func body(of workout: Workout) throws -> String {
+        try Coding.encode(
+            WorkoutBody(
+                configuration: workout.configuration,
+                events: workout.events,
+                activities: workout.activities,
+                metadata: workout.metadata,
+                statistics: workout.statistics,
+                devices: workout.devices
+            )
+        )
+    }
+
+    /// Inserts (or replaces) a workout's row in the current transaction; with a `summaryDay`, adds it to that day's
+    /// activity summary.
+    static func insert(_ workout: Workout, body: String, summaryDay: String?, logs: Bool, _ db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT OR REPLACE INTO workout (uuid, activityType, locationType, startDate, endDate, duration, body)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                workout.id, workout.configuration.activityType.rawValue,
+                workout.configuration.locationType.rawValue, workout.startDate.timeIntervalSince1970,
+                workout.endDate.timeIntervalSince1970, workout.duration, body,
+            ]
+        )
+        if let summaryDay { try Self.summary(adding: workout, day: summaryDay, db) }
+        if logs { try ChangeLog.append(.workoutSaved, workoutID: workout.id, db) }
     }
 
     /// Adds a finished workout to the summary of the day it started on.

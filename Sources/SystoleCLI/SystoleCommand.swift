@@ -23,7 +23,8 @@ public struct SystoleCommand: AsyncParsableCommand {
             StartCommand.self, PauseCommand.self, ResumeCommand.self, EndCommand.self, CancelCommand.self,
             AddCommand.self, StatusCommand.self, TailCommand.self, SensorsCommand.self, PairCommand.self,
             ForgetCommand.self, WorkoutsCommand.self, StatsCommand.self, ScanCommand.self, MonitorCommand.self,
-            DecodeCommand.self, LapCommand.self, MarkerCommand.self, ExportCommand.self, ProfileCommand.self,
+            DecodeCommand.self, LapCommand.self, MarkerCommand.self, ExportCommand.self, ImportCommand.self,
+            ProfileCommand.self,
             WebCommand.self,
         ]
     )

@@ -1,9 +1,23 @@
+import FITFormat
 import Foundation
 
 /// An activity file of either format, told apart by its content (not its name).
 public enum ActivityFile {
+    /// The largest file read (64 MiB: a week of one-second records is about 10 MB as FIT, 60 MB as TCX).
+    public static let maximumSize = FITDecoder.maximumSize
+
     /// The activities in a FIT or TCX file's bytes, or what is wrong with it.
     public static func read(_ bytes: [UInt8], now: Date = Date()) throws(ImportError) -> [ImportedActivity] {
+        let activities = try activities(in: bytes, now: now)
+        // What only the whole shows (and the readers' checks again, in one place systoled shares).
+        try ImportedActivity.check(activities, now: now)
+        return activities
+    }
+
+    private static func activities(in bytes: [UInt8], now: Date) throws(ImportError) -> [ImportedActivity] {
+        guard bytes.count <= maximumSize else {
+            throw ImportError("a file of \(bytes.count >> 20) MiB; activity files are at most \(maximumSize >> 20) MiB")
+        }
         if bytes.count >= 12, Array(bytes[8..<12]) == Array(".FIT".utf8) {
             return [try FITActivityReader.read(bytes, now: now)]
         }

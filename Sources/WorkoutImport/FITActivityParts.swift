@@ -115,13 +115,23 @@ struct FITActivityParts {
             activity: sports.count == 1 ? sports.first! : .other,
             start: start,
             end: end,
-            pauses: pauses(until: end),
-            laps: laps,
+            // A device's laps and timer events may run a second past its sessions: they are kept within them.
+            pauses: Self.clamped(pauses(until: end), to: start...end),
+            laps: Self.clamped(laps, to: start...end),
             heartRates: heartRates.filter { $0.date >= start && $0.date <= end },
             rrIntervals: rrIntervals,
             energyKilocalories: energies.isEmpty ? nil : energies.reduce(0, +),
             recorder: recorder
         )
+    }
+
+    /// The parts of `intervals` within `bounds` (those wholly outside dropped).
+    static func clamped(_ intervals: [DateInterval], to bounds: ClosedRange<Date>) -> [DateInterval] {
+        intervals.compactMap { interval in
+            let start = max(interval.start, bounds.lowerBound)
+            let end = min(interval.end, bounds.upperBound)
+            return start <= end ? DateInterval(start: start, end: end) : nil
+        }
     }
 
     /// The stretches between a timer stop and the next start.

@@ -14,6 +14,11 @@ public struct ImportedActivity: Sendable, Equatable {
     public struct HeartRate: Sendable, Equatable {
         public var date: Date
         public var beatsPerMinute: Double
+
+        public init(date: Date, beatsPerMinute: Double) {
+            self.date = date
+            self.beatsPerMinute = beatsPerMinute
+        }
     }
 
     /// The device that recorded it, as the file names it (names cleaned of control characters and escapes).
@@ -21,6 +26,12 @@ public struct ImportedActivity: Sendable, Equatable {
         public var manufacturer: String?
         public var product: String?
         public var serialNumber: String?
+
+        public init(manufacturer: String? = nil, product: String? = nil, serialNumber: String? = nil) {
+            self.manufacturer = manufacturer
+            self.product = product
+            self.serialNumber = serialNumber
+        }
     }
 
     public var format: Format
@@ -36,6 +47,30 @@ public struct ImportedActivity: Sendable, Equatable {
     /// The energy the file gives for the whole activity, kcal.
     public var energyKilocalories: Double?
     public var recorder: Recorder
+
+    public init(
+        format: Format,
+        activity: WorkoutActivityType,
+        start: Date,
+        end: Date,
+        pauses: [DateInterval] = [],
+        laps: [DateInterval] = [],
+        heartRates: [HeartRate] = [],
+        rrIntervals: [Double] = [],
+        energyKilocalories: Double? = nil,
+        recorder: Recorder = Recorder()
+    ) {
+        self.format = format
+        self.activity = activity
+        self.start = start
+        self.end = end
+        self.pauses = pauses
+        self.laps = laps
+        self.heartRates = heartRates
+        self.rrIntervals = rrIntervals
+        self.energyKilocalories = energyKilocalories
+        self.recorder = recorder
+    }
 }
 
 /// The values an imported activity may hold: a file outside them is refused, with what and where.
@@ -51,10 +86,14 @@ public enum ImportLimits {
     public static let duration: TimeInterval = 7 * 86_400
     /// Energy for a whole activity, kcal.
     public static let energy: ClosedRange<Double> = 0...50_000
-    /// Heart-rate readings: a week at one a second is 604 800.
-    public static let heartRates = 1_000_000
-    /// RR intervals: a week at 200 bpm is about two million.
-    public static let rrIntervals = 2_100_000
+    /// Heart-rate readings and RR intervals together: what systoled reads of one workout for an export or an
+    /// analysis (a million readings, beats and energy measurements) with room for the energy. Ten hours at one
+    /// reading a second with every beat at 150 bpm are 126 000.
+    public static let readings = 999_000
+    /// Heart-rate readings alone (a week at one a second is 604 800).
+    public static let heartRates = readings
+    /// RR intervals alone.
+    public static let rrIntervals = readings
     /// Laps (and sessions) of one activity.
     public static let laps = 10_000
     /// Timer stops and starts of one activity.

@@ -5,7 +5,7 @@ import Foundation
 public protocol HealthStore: Sendable {
     /// Saves samples as they arrive, linked to the workout collecting them (nil: not part of a workout).
     func save(_ samples: [Sample], workoutID: UUID?) async throws
-    /// Saves a workout from elsewhere (an import); the daily activity summary is not touched.
+    /// Saves a workout made elsewhere (a copy, a test) without samples; the daily activity summary is not touched.
     func save(_ workout: Workout) async throws
     /// Saves a workout the builder finished, and adds it to its day's activity summary (in one transaction).
     func saveFinished(_ workout: Workout) async throws

@@ -120,8 +120,8 @@ import Testing
         #expect(refusal?.contains("before 2000 or in the future") == true, "\(refusal ?? "")")
     }
 
-    @Test func countsBeyondAWeekOfReadingsAreRefusedWithoutHoldingThem() {
-        // A million and one records at one second: 6 MB of file, refused at the limit.
+    @Test func countsBeyondWhatAWorkoutHoldsAreRefusedWithoutHoldingThem() {
+        // One record more than the limit, at one second: 6 MB of file, refused at the limit.
         var flood = FITBytes()
         flood.define(0, global: 0, [(0, 1, 0x00)])
         flood.data(0, [4])
@@ -129,7 +129,10 @@ import Testing
         let second = FITBytes.time(1_790_000_001)
         for _ in 0...ImportLimits.heartRates { flood.data(1, second + [90]) }
         let refusal = Self.refusal(flood.file())
-        #expect(refusal?.contains("more than 1000000 heart-rate readings") == true, "\(refusal ?? "")")
+        #expect(
+            refusal?.contains("more than \(ImportLimits.heartRates) heart-rate readings") == true,
+            "\(refusal ?? "")"
+        )
     }
 
     @Test func namesAreCleanedOfEscapes() throws {

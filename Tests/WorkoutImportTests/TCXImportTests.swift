@@ -7,42 +7,6 @@ import Testing
 /// TCX files as Garmin Connect, Polar Flow and Strava write them (valid against Garmin's schema, which the test checks
 /// first), read back; and files no honest tool writes, refused with their line.
 @Suite struct TCXImportTests {
-    /// A TCX activity of `laps` laps of `points` trackpoints each, one a second from `start` (a bpm that climbs).
-    static func document(start: Date, laps: Int = 2, points: Int = 30, sport: String = "Running") -> String {
-        let time = { (offset: Int) in start.addingTimeInterval(Double(offset)).formatted(.iso8601) }
-        var lapsXML = ""
-        for lap in 0..<laps {
-            let first = lap * points
-            let trackpoints = (0..<points).map { index in
-                """
-                <Trackpoint><Time>\(time(first + index))</Time>\
-                <HeartRateBpm><Value>\(100 + (first + index) % 50)</Value></HeartRateBpm></Trackpoint>
-                """
-            }.joined()
-            lapsXML += """
-                <Lap StartTime="\(time(first))"><TotalTimeSeconds>\(points)</TotalTimeSeconds>\
-                <DistanceMeters>0</DistanceMeters><Calories>\(10 + lap)</Calories><Intensity>Active</Intensity>\
-                <TriggerMethod>Manual</TriggerMethod><Track>\(trackpoints)</Track></Lap>
-                """
-        }
-        return """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <!-- exported by a test -->
-            <TrainingCenterDatabase xmlns="http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2" \
-            xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
-              <Activities>
-                <Activity Sport="\(sport)">
-                  <Id>\(time(0))</Id>
-                  \(lapsXML)
-                  <Creator xsi:type="Device_t"><Name>Forerunner 965 &amp; strap</Name><UnitId>3456789</UnitId>\
-            <ProductID>4315</ProductID><Version><VersionMajor>20</VersionMajor><VersionMinor>26</VersionMinor>\
-            </Version></Creator>
-                </Activity>
-              </Activities>
-            </TrainingCenterDatabase>
-            """
-    }
-
     static func refusal(_ text: String) -> String? {
         do {
             _ = try TCXActivityReader.read(Array(text.utf8))
@@ -54,7 +18,7 @@ import Testing
 
     @Test func aValidTCXIsReadWithItsLapsHeartRateAndDevice() async throws {
         let start = Date(timeIntervalSince1970: 1_790_000_000)
-        let text = Self.document(start: start)
+        let text = ActivityFiles.tcxDocument(start: start)
         // Valid against Garmin's schema, as the files people export are.
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("systole-\(UUID()).tcx")
         try text.write(to: file, atomically: true, encoding: .utf8)
@@ -79,7 +43,7 @@ import Testing
 
     @Test func hostileXMLIsRefusedWithItsLine() {
         let start = Date(timeIntervalSince1970: 1_790_000_000)
-        let good = Self.document(start: start)
+        let good = ActivityFiles.tcxDocument(start: start)
         // Entities are never expanded: a document type declaration is refused outright.
         let laughs = """
             <?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]>
@@ -108,7 +72,7 @@ import Testing
         #expect(fast?.contains("a heart rate of 300") == true && fast?.contains("line 7") == true, "\(fast ?? "")")
         let nan = Self.refusal(good.replacingOccurrences(of: "<Value>130</Value>", with: "<Value>NaN</Value>"))
         #expect(nan?.contains("not a number") == true, "\(nan ?? "")")
-        let future = Self.refusal(Self.document(start: Date(timeIntervalSince1970: 4_102_444_800)))
+        let future = Self.refusal(ActivityFiles.tcxDocument(start: Date(timeIntervalSince1970: 4_102_444_800)))
         #expect(future?.contains("in the future") == true, "\(future ?? "")")
         // A creator's name with a terminal escape is kept cleaned, as every name from outside.
         let escaped = try? TCXActivityReader.read(Array(good.replacingOccurrences(of: "&amp;", with: "&#27;[2J").utf8))
@@ -117,7 +81,7 @@ import Testing
         let unknown = Self.refusal(good.replacingOccurrences(of: "&amp;", with: "&secret;"))
         #expect(unknown?.contains("&secret;") == true)
         // Every truncation refused, none crashing.
-        let small = Self.document(start: start, laps: 1, points: 2)
+        let small = ActivityFiles.tcxDocument(start: start, laps: 1, points: 2)
         let bytes = Array(small.utf8)
         for length in stride(from: 0, to: bytes.count, by: 7) {
             #expect(throws: ImportError.self, "\(length) bytes") {
