@@ -1,23 +1,17 @@
 import ControlAPI
 import DBus
 import Foundation
+import SystoleTestSupport
 
 /// Random control-API calls, as a hostile caller in group systole would make them: every method (and unknown
 /// ones), right and wrong signatures, and values at the edges (extremes, NaN, ±inf, huge strings and counts,
 /// control characters, deep containers). Deterministic for a seed.
 struct ControlAPIFuzzer {
-    private var state: UInt64
+    private var random: SplitMix64
 
-    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
+    init(seed: UInt64) { random = SplitMix64(seed: seed &+ 0x9E37_79B9_7F4A_7C15) }
 
-    /// splitmix64.
-    private mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    private mutating func next() -> UInt64 { random.next() }
 
     private mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
 
@@ -43,6 +37,7 @@ struct ControlAPIFuzzer {
         ("ExportWorkout", [.string, .string, .unixFD]),
         ("DeleteWorkout", [.string]),
         ("GetProfile", []),
+        ("ImportWorkouts", [ImportValues.type]),
     ]
 
     /// Opened once for every call that passes a descriptor (each call's message holds a copy of its own).
@@ -153,7 +148,44 @@ struct ControlAPIFuzzer {
                     .string(pick(["count/min", "kcal", "kJ", "mL", "L"])),
                 ]
             }
+            if method == "ImportWorkouts", below(4) != 0 { arguments = [activities()] }
             return (ControlAPI.interface, method, arguments)
         }
+    }
+
+    /// An activity file's activities as a caller could make them up: dates and counts at the edges, wrong types,
+    /// arrays of different lengths; now and then one that is valid.
+    mutating func activities() -> DBusValue {
+        func intervals() -> DBusValue {
+            .array(
+                .structure([.double, .double]),
+                (0..<below(4)).map { _ in .structure([.double(edgeTime()), .double(edgeTime())]) }
+            )
+        }
+        return .array(
+            ImportValues.activityType,
+            (0..<below(3)).map { _ in
+                let start = edgeTime()
+                var map: [String: DBusValue] = [
+                    "format": .string(pick(["FIT", "TCX", "GPX", ""])),
+                    "activity": .string(pick(["running", "cycling", "flying"])),
+                    "start": .double(start),
+                    "end": .double(below(2) == 0 ? start + Double(below(3600)) : edgeTime()),
+                ]
+                if below(2) == 0 { map["pauses"] = intervals() }
+                if below(2) == 0 { map["laps"] = intervals() }
+                if below(2) == 0 { map["energy"] = .double(double()) }
+                if below(2) == 0 { map["product"] = .string(string().replacingOccurrences(of: "\u{0}", with: "")) }
+                if below(4) == 0 { map[pick(["format", "start", "laps", "energy", "product"])] = value(nil) }
+                let count = below(50)
+                let rates = below(8) == 0 ? below(50) : count
+                return .structure([
+                    .propertyMap(map),
+                    .array(.uint32, (0..<count).map { _ in .uint32(pick([0, 1000, 3_600_000, .max])) }),
+                    .array(.double, (0..<rates).map { _ in .double(pick([60, 90, 250, 251, .nan, double()])) }),
+                    .array(.uint32, (0..<below(50)).map { _ in .uint32(pick([0, 600_000, 5_000_001, .max])) }),
+                ])
+            }
+        )
     }
 }

@@ -1,6 +1,7 @@
 """decode_fit.py FILE: decodes a FIT file with Garmin's own decoder (garmin-fit-sdk, integrity check on) and with
-fitdecode, and prints one JSON object: each decoder's errors, heart rates, RR intervals (hrv, seconds) and the
-session and the athlete (user_profile's friendly_name), so the Swift test can compare them with what it encoded."""
+fitdecode, and prints one JSON object: each decoder's errors, heart rates (Garmin's also with their times, in FIT
+seconds), RR intervals (hrv, seconds), laps' starts and lengths, events and their times, the session and the athlete
+(user_profile's friendly_name), so the Swift test can compare them with what it encoded."""
 import json, sys
 
 import fitdecode
@@ -15,6 +16,9 @@ out["garmin_integrity"] = Decoder(Stream.from_file(path)).check_integrity()
 messages, errors = Decoder(Stream.from_file(path)).read(convert_datetimes_to_dates=False)
 out["garmin_errors"] = [str(e) for e in errors]
 out["garmin_heart_rates"] = [m.get("heart_rate") for m in messages.get("record_mesgs", [])]
+out["garmin_record_times"] = [m.get("timestamp") for m in messages.get("record_mesgs", [])]
+out["garmin_lap_times"] = [[m.get("start_time"), m.get("total_elapsed_time")] for m in messages.get("lap_mesgs", [])]
+out["garmin_event_times"] = [m.get("timestamp") for m in messages.get("event_mesgs", [])]
 out["garmin_hrv"] = [[t for t in m["time"] if t is not None] for m in messages.get("hrv_mesgs", [])]
 session = (messages.get("session_mesgs") or [{}])[0]
 out["garmin_session"] = {k: session.get(k) for k in
