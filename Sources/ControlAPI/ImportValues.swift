@@ -7,7 +7,7 @@ import WorkoutKit
 /// An activity file's activities as `systole import` sends them to systoled's `ImportWorkouts`
 /// (docs/dbus-api.md): one `(a{sv} au ad au)` per activity, with its values, its heart-rate readings' times
 /// (milliseconds after the start) and values (bpm), and its RR intervals (microseconds). Numbers in arrays of
-/// their own keep a million readings within a bus's 32 MiB message limit (about 12 MB).
+/// their own keep the most a file may hold (400 000 readings) to about 5 MB, far below a bus's 32 MiB message limit.
 public enum ImportValues {
     public static let activityType = DBusType.structure([
         DBusType.propertyMap, .array(.uint32), .array(.double), .array(.uint32),

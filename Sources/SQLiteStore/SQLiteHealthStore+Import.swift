@@ -10,30 +10,48 @@ public enum WorkoutImportOutcome: Sendable, Equatable {
     case alreadyStored(UUID)
 }
 
+/// A workout made elsewhere for ``SQLiteHealthStore/importWorkouts(_:sameWhen:)``, with its samples handed over a
+/// batch at a time inside the import's transaction, so they never all exist at once.
+public struct WorkoutToImport: Sendable {
+    public var workout: Workout
+    /// Calls its argument with each batch of the workout's samples.
+    public var forEachSampleBatch: @Sendable (_ body: ([Sample]) throws -> Void) throws -> Void
+
+    public init(
+        workout: Workout,
+        forEachSampleBatch: @escaping @Sendable (_ body: ([Sample]) throws -> Void) throws -> Void
+    ) {
+        self.workout = workout
+        self.forEachSampleBatch = forEachSampleBatch
+    }
+}
+
 extension SQLiteHealthStore {
     /// Saves workouts made elsewhere (an activity file's) with their samples, all in one transaction: all of them
     /// or, on an error, none. Each is added to its day's activity summary, as a recorded one is. A workout is not
     /// saved again when the store holds one with the same start and the same value for the metadata key
     /// `sameWhen` (an import of a file already imported); the outcomes are in the order given.
     public func importWorkouts(
-        _ workouts: [(workout: Workout, samples: [Sample])],
+        _ workouts: [WorkoutToImport],
         sameWhen key: String
     ) async throws -> [WorkoutImportOutcome] {
         try await flush()
-        for (_, samples) in workouts { try Self.checkWaveforms(samples) }
         let bodies = try workouts.map { try Self.body(of: $0.workout) }
         let calendar = calendar
         let logs = keepsChangeLog
-        let count = workouts.reduce(0) { $0 + $1.samples.count }
-        return try await write("importing \(workouts.count) workouts with \(count) samples") { db in
+        return try await write("importing \(workouts.count) workouts") { db in
             var outcomes: [WorkoutImportOutcome] = []
-            for ((workout, samples), body) in zip(workouts, bodies) {
+            for (item, body) in zip(workouts, bodies) {
+                let workout = item.workout
                 if let stored = try Self.stored(like: workout, key: key, db) {
                     outcomes.append(.alreadyStored(stored))
                     continue
                 }
-                try Self.insert(samples, workoutID: workout.id, db)
-                if logs { try Self.logImported(samples, workoutID: workout.id, db) }
+                try item.forEachSampleBatch { samples in
+                    try Self.checkWaveforms(samples)
+                    try Self.insert(samples, workoutID: workout.id, db)
+                    if logs { try Self.logImported(samples, workoutID: workout.id, db) }
+                }
                 let day = ActivitySummary.key(for: workout.startDate, in: calendar)
                 try Self.insert(workout, body: body, summaryDay: day, logs: logs, db)
                 outcomes.append(.saved)

@@ -18,28 +18,13 @@ extension ImportedActivity {
         [recorder.manufacturer, recorder.product, recorder.serialNumber].map { $0 ?? "" }.joined(separator: " / ")
     }
 
-    /// The workout this activity makes, with its samples, as a recording would have made them: a pause and a
-    /// resume event per pause, a lap event per lap, one heart-rate sample per reading, the RR intervals as one
-    /// heartbeat series from the start (a file gives them no times of their own), the file's energy as one
-    /// sample over the workout; statistics over the readings outside pauses.
-    public func workout(id: UUID = .random()) -> (workout: Workout, samples: [Sample]) {
-        let device = device
-        var samples: [Sample] = []
-        samples.reserveCapacity(heartRates.count + 2)
+    /// The workout this activity makes, as a recording would have made it: a pause and a resume event per pause, a
+    /// lap event per lap, statistics over the readings outside pauses, the file's energy; its samples come from
+    /// ``forEachSampleBatch(_:)``.
+    public func workout(id: UUID = .random()) -> Workout {
         var heartRate = Statistics(quantityType: .heartRate, startDate: start, endDate: end)
         var pauseIndex = 0
         for reading in heartRates {
-            samples.append(
-                .quantity(
-                    QuantitySample(
-                        type: .heartRate,
-                        quantity: Quantity(reading.beatsPerMinute, .countPerMinute),
-                        start: reading.date,
-                        end: reading.date,
-                        device: device
-                    )
-                )
-            )
             // Readings are in time order, so the pauses are walked once.
             while pauseIndex < pauses.count, pauses[pauseIndex].end <= reading.date { pauseIndex += 1 }
             let paused = pauseIndex < pauses.count && pauses[pauseIndex].start <= reading.date
@@ -47,22 +32,15 @@ extension ImportedActivity {
                 heartRate.add(reading.beatsPerMinute, start: reading.date, end: reading.date)
             }
         }
-        samples += heartbeatSeries(device: device).map(Sample.heartbeatSeries)
         var statistics: [String: Statistics] = [:]
         if heartRate.readingCount > 0 { statistics[QuantityType.heartRate.identifier] = heartRate }
-        if let kilocalories = energyKilocalories, kilocalories > 0 {
-            let energy = Quantity(kilocalories * 4.184, .kilojoule)
-            samples.append(
-                .quantity(
-                    QuantitySample(type: .activeEnergyBurned, quantity: energy, start: start, end: end, device: device)
-                )
-            )
+        if let energy = energy {
             var sum = Statistics(quantityType: .activeEnergyBurned, startDate: start, endDate: end)
             sum.add(energy.value, start: start, end: end)
             statistics[QuantityType.activeEnergyBurned.identifier] = sum
         }
         let paused = pauses.reduce(0.0) { $0 + $1.duration }
-        let workout = Workout(
+        return Workout(
             id: id,
             configuration: WorkoutConfiguration(activityType: activity),
             startDate: start,
@@ -74,7 +52,58 @@ extension ImportedActivity {
             statistics: statistics,
             devices: [device]
         )
-        return (workout, samples)
+    }
+
+    /// Hands the workout's samples to `body` a batch at a time (at most ``samplesPerBatch`` readings or beats), so
+    /// they never all exist at once: one heart-rate sample per reading, the RR intervals as heartbeat series timed
+    /// from the start (a file gives them no times of their own), the file's energy as one sample over the workout.
+    public func forEachSampleBatch(_ body: ([Sample]) throws -> Void) rethrows {
+        let device = device
+        var index = heartRates.startIndex
+        while index < heartRates.endIndex {
+            let end = min(index + Self.samplesPerBatch, heartRates.endIndex)
+            try body(
+                heartRates[index..<end].map { reading in
+                    .quantity(
+                        QuantitySample(
+                            type: .heartRate,
+                            quantity: Quantity(reading.beatsPerMinute, .countPerMinute),
+                            start: reading.date,
+                            end: reading.date,
+                            device: device
+                        )
+                    )
+                }
+            )
+            index = end
+        }
+        var elapsed = 0.0
+        var beat = rrIntervals.startIndex
+        while beat < rrIntervals.endIndex {
+            var series: [Sample] = []
+            let batchEnd = min(beat + Self.samplesPerBatch, rrIntervals.endIndex)
+            while beat < batchEnd {
+                let end = min(beat + Self.beatsPerSeries, batchEnd)
+                series.append(
+                    .heartbeatSeries(heartbeatSeries(rrIntervals[beat..<end], after: &elapsed, device: device))
+                )
+                beat = end
+            }
+            try body(series)
+        }
+        if let energy {
+            try body([
+                .quantity(
+                    QuantitySample(type: .activeEnergyBurned, quantity: energy, start: start, end: end, device: device)
+                )
+            ])
+        }
+    }
+
+    /// The file's energy, when it gives some.
+    private var energy: Quantity? {
+        guard let kilocalories = energyKilocalories, kilocalories > 0 else { return nil }
+        return Quantity(kilocalories * 4.184, .kilojoule)
     }
 
     /// Pause and resume events and lap events, in time order.
@@ -86,36 +115,28 @@ extension ImportedActivity {
         return (pauseEvents + lapEvents).sorted { $0.startDate < $1.startDate }
     }
 
-    /// The RR intervals as beats timed from the start, in the 1/1024 s ticks a strap sends (a millisecond from a
-    /// FIT file survives the trip: ticks back to milliseconds round to the same value), in series of at most
-    /// ``beatsPerSeries`` beats: a replica and the store's queries take samples of a recording's size.
-    private func heartbeatSeries(device: Device) -> [HeartbeatSeriesSample] {
-        var series: [HeartbeatSeriesSample] = []
-        var elapsed = 0.0
-        var index = rrIntervals.startIndex
-        while index < rrIntervals.endIndex {
-            let seriesStart = elapsed
-            let end = min(index + Self.beatsPerSeries, rrIntervals.endIndex)
-            let beats = rrIntervals[index..<end].map { seconds in
-                elapsed += seconds
-                return HeartbeatSeriesSample.Beat(
-                    timeSinceStart: elapsed - seriesStart,
-                    rrTicks: UInt16((seconds * 1024).rounded())
-                )
-            }
-            series.append(
-                HeartbeatSeriesSample(
-                    start: start + seriesStart,
-                    end: start + elapsed,
-                    beats: beats,
-                    device: device
-                )
+    /// RR intervals as one series of beats, the first starting `elapsed` seconds after the activity's start, in the
+    /// 1/1024 s ticks a strap sends (a millisecond from a FIT file survives the trip: ticks back to milliseconds
+    /// round to the same value).
+    private func heartbeatSeries(
+        _ intervals: ArraySlice<Double>,
+        after elapsed: inout Double,
+        device: Device
+    ) -> HeartbeatSeriesSample {
+        let seriesStart = elapsed
+        let beats = intervals.map { seconds in
+            elapsed += seconds
+            return HeartbeatSeriesSample.Beat(
+                timeSinceStart: elapsed - seriesStart,
+                rrTicks: UInt16((seconds * 1024).rounded())
             )
-            index = end
         }
-        return series
+        return HeartbeatSeriesSample(start: start + seriesStart, end: start + elapsed, beats: beats, device: device)
     }
 
-    /// The most beats in one heartbeat series sample of an import.
+    /// The most beats in one heartbeat series sample of an import: a replica and the store's queries take samples
+    /// of about a recording's size.
     public static let beatsPerSeries = 1_000
+    /// The most readings or beats in one batch of ``forEachSampleBatch(_:)``.
+    public static let samplesPerBatch = 10_000
 }

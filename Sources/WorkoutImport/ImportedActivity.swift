@@ -86,11 +86,11 @@ public enum ImportLimits {
     public static let duration: TimeInterval = 7 * 86_400
     /// Energy for a whole activity, kcal.
     public static let energy: ClosedRange<Double> = 0...50_000
-    /// Heart-rate readings and RR intervals together: what systoled reads of one workout for an export or an
-    /// analysis (a million readings, beats and energy measurements) with room for the energy. Ten hours at one
-    /// reading a second with every beat at 150 bpm are 126 000.
-    public static let readings = 999_000
-    /// Heart-rate readings alone (a week at one a second is 604 800).
+    /// Heart-rate readings and RR intervals together, in one activity and in one file: thirty hours of a reading a
+    /// second with every beat at 150 bpm (378 000). It bounds what systoled holds while it imports (about 50 bytes a
+    /// reading: docs/performance.md), well within its service's memory limit.
+    public static let readings = 400_000
+    /// Heart-rate readings alone.
     public static let heartRates = readings
     /// RR intervals alone.
     public static let rrIntervals = readings

@@ -1,3 +1,4 @@
+import CMalloc
 import ControlAPI
 import DBus
 import Foundation
@@ -45,10 +46,14 @@ struct ImportControl: ControlMethods {
             )
         }
         defer { gate.busy.store(false, ordering: .releasing) }
-        let workouts = activities.map { $0.workout() }
+        let workouts = activities.map { activity in
+            WorkoutToImport(workout: activity.workout()) { body in try activity.forEachSampleBatch(body) }
+        }
         let outcomes = try await ControlCall.storeCall {
             try await self.store.importWorkouts(workouts, sameWhen: ImportedActivity.sourceKey)
         }
+        // The import's buffers are freed: glibc keeps freed memory in its arena unless asked to give it back.
+        _ = malloc_trim(0)
         return [
             .array(
                 .structure([.string, .boolean]),

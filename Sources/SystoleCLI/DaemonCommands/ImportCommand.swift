@@ -64,7 +64,7 @@ struct ImportCommand: AsyncParsableCommand {
             guard let fields = outcome.fields, fields.count == 2, let id = fields[0].string, let saved = fields[1].bool,
                 let uuid = UUID(uuidString: id)
             else { continue }
-            let values = WorkoutValues.values(of: activity.workout(id: uuid).workout)
+            let values = WorkoutValues.values(of: activity.workout(id: uuid))
             let what = saved ? "imported" : "already imported"
             print("\(what): \(WorkoutText.date(values["start"])) \(WorkoutText.summary(values))")
         }
