@@ -355,8 +355,8 @@ let package = Package(
             dependencies: [
                 "ControlAPI", "DBus", "HeartRateProfile", "SQLiteStore", "WorkoutKit", "SystoleTestSupport",
             ],
-            // The web and MQTT tests' scripts run from the source tree with the venv's Python.
-            exclude: ["Web", "MQTT"]
+            // The web, MQTT and trends tests' scripts run from the source tree with the venv's Python.
+            exclude: ["Web", "MQTT", "pmc_reference.py"]
         ),
     ],
     swiftLanguageModes: [.v6]

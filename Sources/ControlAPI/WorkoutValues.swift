@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import WorkoutAnalysis
+import WorkoutImport
 import WorkoutKit
 
 /// A finished workout and statistics as the control API returns them (docs/dbus-api.md), and as `systole` prints
@@ -15,6 +16,10 @@ public enum WorkoutValues {
         }
         if case .string(let team)? = workout.metadata[ActivityRecording.teamSessionKey] {
             values["teamSession"] = .string(team)
+        }
+        // The format it was imported from (`systole import`); a recorded workout has none.
+        if case .string(let format)? = workout.metadata[ImportedActivity.formatKey] {
+            values["imported"] = .string(format)
         }
         return values.merging([
             "id": .string(workout.id.uuidString),

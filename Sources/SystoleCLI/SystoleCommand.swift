@@ -24,6 +24,7 @@ public struct SystoleCommand: AsyncParsableCommand {
             AddCommand.self, StatusCommand.self, TailCommand.self, SensorsCommand.self, PairCommand.self,
             ForgetCommand.self, WorkoutsCommand.self, StatsCommand.self, ScanCommand.self, MonitorCommand.self,
             DecodeCommand.self, LapCommand.self, MarkerCommand.self, ExportCommand.self, ImportCommand.self,
+            TrendsCommand.self,
             ProfileCommand.self,
             WebCommand.self,
         ]

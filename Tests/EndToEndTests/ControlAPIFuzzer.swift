@@ -38,6 +38,7 @@ struct ControlAPIFuzzer {
         ("DeleteWorkout", [.string]),
         ("GetProfile", []),
         ("ImportWorkouts", [ImportValues.type]),
+        ("GetTrends", [.double, .double, .string]),
     ]
 
     /// Opened once for every call that passes a descriptor (each call's message holds a copy of its own).
@@ -149,6 +150,9 @@ struct ControlAPIFuzzer {
                 ]
             }
             if method == "ImportWorkouts", below(4) != 0 { arguments = [activities()] }
+            if method == "GetTrends", below(2) == 0 {
+                arguments = [.double(edgeTime()), .double(edgeTime()), .string(pick(["", "Ana", "\u{1B}[2J"]))]
+            }
             return (ControlAPI.interface, method, arguments)
         }
     }

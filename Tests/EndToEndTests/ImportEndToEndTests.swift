@@ -34,6 +34,7 @@ import Testing
         try #require(list.count == 1, "\(list)")
         let id = try #require(list.first?["id"] as? String)
         #expect(list.first?["devices"] as? [String] == ["Polar Vantage V3"])
+        #expect(list.first?["imported"] as? String == "FIT")
 
         let out = s.folder.appendingPathComponent("out.fit").path
         let exported = try await s.systole(["export", id, "--format", "fit", "-o", out])

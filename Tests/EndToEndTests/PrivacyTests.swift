@@ -152,6 +152,7 @@ import Testing
         (ControlAPI.interface, "DeleteWorkout", ["string:0"]),
         // dbus-send cannot write its argument's type; the bus refuses before it looks at the arguments.
         (ControlAPI.interface, "ImportWorkouts", []),
+        (ControlAPI.interface, "GetTrends", ["double:0", "double:2e9", "string:"]),
         (ControlAPI.interface, "GetProfile", []),
         (ControlAPI.interface, "GetWebPage", []),
         ("org.freedesktop.DBus.Properties", "GetAll", ["string:\(ControlAPI.interface)"]),

@@ -13,7 +13,7 @@ import WorkoutKit
 
 /// systoled's D-Bus control API (`org.systole.Daemon1` at `/org/systole/Daemon`, name `org.systole.Daemon`): its
 /// properties, announced as they change, and the methods of its parts (``WorkoutControl``, ``BluetoothControl``,
-/// ``HistoryControl``, ``ImportControl``) with the daemon's own (the web page, replication, the profile). Who may call it is decided
+/// ``HistoryControl``, ``ImportControl``, ``TrendsControl``) with the daemon's own (the web page, replication, the profile). Who may call it is decided
 /// by the bus policy (systemd/org.systole.Daemon.conf).
 final class ControlService: Service, RecordingOutput {
     private let connection: DBusConnection
@@ -59,6 +59,7 @@ final class ControlService: Service, RecordingOutput {
             BluetoothControl(client: client, sensors: sensors, adapter: adapter),
             HistoryControl(store: store, exporter: exporter, profile: profile),
             ImportControl(store: store, clock: clock),
+            TrendsControl(history: TrainingHistory(store: store, profile: profile)),
         ]
     }
 

@@ -1,0 +1,125 @@
+import DBus
+import Foundation
+
+/// A `GetTrends` reply as the terminal, JSON and CSV show it.
+struct TrendDays {
+    struct Row {
+        /// The day, `2026-11-29`.
+        var day: String
+        var load: Double
+        var fitness: Double
+        var fatigue: Double
+        var form: Double
+        var workouts: Int
+
+        var csv: String {
+            "\(day),\(Self.number(load)),\(Self.number(fitness)),\(Self.number(fatigue)),\(Self.number(form)),\(workouts)"
+        }
+
+        /// Two decimals, or empty for a value that is not a number (the CLI never prints what it cannot show).
+        static func number(_ value: Double) -> String {
+            value.isFinite ? String(format: "%.2f", value) : ""
+        }
+    }
+
+    var rows: [Row] = []
+
+    init(_ map: [String: DBusValue]) {
+        let numbers = { (key: String) in (map[key]?.array ?? []).map { $0.double ?? .nan } }
+        let starts = numbers("days")
+        let (load, fitness, fatigue, form) = (numbers("load"), numbers("fitness"), numbers("fatigue"), numbers("form"))
+        let workouts = (map["workouts"]?.array ?? []).map { Int($0.int64 ?? 0) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy-MM-dd"
+        for index in starts.indices
+        where [load, fitness, fatigue, form].allSatisfy({ $0.indices.contains(index) }) && starts[index].isFinite {
+            // A day's start in systoled's calendar, shown at its noon: the same date wherever the terminal is.
+            let noon = Date(timeIntervalSince1970: starts[index] + 12 * 3600)
+            rows.append(
+                Row(
+                    day: formatter.string(from: noon),
+                    load: load[index],
+                    fitness: fitness[index],
+                    fatigue: fatigue[index],
+                    form: form[index],
+                    workouts: workouts.indices.contains(index) ? workouts[index] : 0
+                )
+            )
+        }
+    }
+
+    var jsonObject: [[String: Any]] {
+        rows.map { row in
+            [
+                "day": row.day, "load": row.load, "fitness": row.fitness, "fatigue": row.fatigue, "form": row.form,
+                "workouts": row.workouts,
+            ]
+        }
+    }
+
+    /// What form says, in the bands intervals.icu draws: fresh before a race, optimal while building, …
+    static func formBand(_ form: Double) -> String {
+        switch form {
+        case 25...: "transition: fitness is being lost"
+        case 5..<25: "fresh: ready for a race"
+        case -10..<5: "grey zone: maintaining"
+        case -30 ..< -10: "optimal: building fitness"
+        default: "high risk: rest"
+        }
+    }
+
+    /// A sparkline per measure over the days (at most 60 columns, each the mean of its days), then today's values.
+    func chart(width: Int = 60) -> [String] {
+        guard let first = rows.first, let last = rows.last else { return ["No days."] }
+        var lines = [
+            "Training load \(first.day) to \(last.day) (\(rows.count) day\(rows.count == 1 ? "" : "s"); "
+                + "\(rows.reduce(0) { $0 + $1.workouts }) workouts)"
+        ]
+        let measures: [(String, KeyPath<Row, Double>)] = [
+            ("fitness (CTL)", \.fitness), ("fatigue (ATL)", \.fatigue), ("form (TSB)", \.form),
+            ("load (TRIMP)", \.load),
+        ]
+        for (name, path) in measures {
+            let values = rows.map { $0[keyPath: path] }
+            let line = Self.sparkline(values, width: width)
+            lines.append(
+                name.padding(toLength: 14, withPad: " ", startingAt: 0)
+                    + Self.rightAligned(Self.whole(values.first ?? 0))
+                    + " " + line + " \(Self.whole(values.last ?? 0))"
+            )
+        }
+        lines.append(
+            "\(last.day): fitness \(Self.whole(last.fitness)) · fatigue \(Self.whole(last.fatigue)) · "
+                + "form \(Self.whole(last.form)), \(Self.formBand(last.form))"
+        )
+        return lines
+    }
+
+    static func rightAligned(_ text: String, width: Int = 4) -> String {
+        String(repeating: " ", count: max(0, width - text.count)) + text
+    }
+
+    static func whole(_ value: Double) -> String {
+        guard value.isFinite, abs(value) < 1e9 else { return "?" }
+        return String(Int(value.rounded()))
+    }
+
+    /// Values as ▁…█ from their minimum to their maximum, in at most `width` columns.
+    static func sparkline(_ values: [Double], width: Int) -> String {
+        let finite = values.filter(\.isFinite)
+        guard let low = finite.min(), let high = finite.max(), width > 0 else { return "" }
+        let bars = Array("▁▂▃▄▅▆▇█")
+        let columns = min(width, values.count)
+        return String(
+            (0..<columns).map { column in
+                let slice = values[column * values.count / columns..<(column + 1) * values.count / columns]
+                    .filter(\.isFinite)
+                guard !slice.isEmpty else { return " " }
+                let mean = slice.reduce(0, +) / Double(slice.count)
+                let level = high > low ? (mean - low) / (high - low) : 0
+                return bars[min(bars.count - 1, max(0, Int(level * Double(bars.count - 1) + 0.5)))]
+            }
+        )
+    }
+}
