@@ -4,7 +4,7 @@ import Testing
 
 /// `systole trends` with the real systoled: 90 days of workouts imported from FIT files fit-tool wrote, and the
 /// training load, fitness, fatigue and form systoled reports per day equal (within 0.1) to what pmc_reference.py
-/// computes from the published definitions.
+/// computes from the published definitions, and each day's resting heart rate (within 0.01) to its computation.
 @Suite struct TrendsEndToEndTests {
     static let profile = """
         [profile]
@@ -64,7 +64,14 @@ import Testing
                     let b = theirs[key] as? Double ?? .nan
                     #expect(abs(a - b) <= 0.1, "\(ours["day"] ?? "?") \(key): systole \(a), reference \(b)")
                 }
+                // The day's resting heart rate, where it has a workout five minutes long.
+                let resting = (ours["restingHeartRate"] as? Double, theirs["resting"] as? Double)
+                #expect(
+                    resting.0 == nil && resting.1 == nil || abs((resting.0 ?? .nan) - (resting.1 ?? .nan)) < 0.01,
+                    "\(ours["day"] ?? "?") resting: systole \(String(describing: resting.0)), reference \(String(describing: resting.1))"
+                )
             }
+            #expect(days.contains { $0["restingHeartRate"] is Double })
             // The days after the last workout: fitness and fatigue decay, form climbs back.
             #expect((days.last?["fitness"] as? Double ?? 0) > 0)
         }
@@ -75,7 +82,7 @@ import Testing
         )
         let csv = try await s.systole(["trends", "--days", "7", "--to", "2026-08-29", "--csv"])
         let rows = csv.standardOutput.split(separator: "\n")
-        #expect(rows.first == "day,load,fitness,fatigue,form,workouts")
+        #expect(rows.first == "day,load,fitness,fatigue,form,workouts,resting_hr")
         #expect(rows.count == 8 && rows.last?.hasPrefix("2026-08-29,") == true, "\(csv.standardOutput)")
     }
 

@@ -6,10 +6,12 @@ TRIMP (Banister, 1991): the sum over the workout of minutes x HRr x 0.64 x e^(k 
 last until the workout's end). Daily load: the TRIMP of the workouts started that day (UTC). Fitness (CTL) and fatigue
 (ATL): exponentially weighted averages with time constants of 42 and 7 days, as GoldenCheetah's Performance Manager
 computes them (today = yesterday x e^(-1/T) + load x (1 - e^(-1/T))), from 0 before the first workout's day. Form
-(TSB): yesterday's fitness less yesterday's fatigue.
+(TSB): yesterday's fitness less yesterday's fatigue. Resting heart rate of a day: the lowest mean of a workout's
+records over five minutes (the records from one record to five minutes after it, the last at most 5 s before the
+five minutes end), the lowest of the day's workouts.
 
 SPEC: {"resting", "max", "activities": [{"start", "end", "records": [[unix s, bpm], ...]}], "from", "to"} with from
-and to as YYYY-MM-DD. Prints a JSON list of {"day", "load", "fitness", "fatigue", "form"} from `from` to `to`."""
+and to as YYYY-MM-DD. Prints a JSON list of {"day", "load", "fitness", "fatigue", "form", "resting"} from `from` to `to`."""
 import json
 import math
 import sys
@@ -29,14 +31,27 @@ def trimp(activity):
     return total
 
 
+def lowest_five_minutes(records):
+    lowest = None
+    for index, (start, _) in enumerate(records):
+        window = [(when, bpm) for when, bpm in records[index:] if when < start + 300]
+        if window[-1][0] + 5 >= start + 300:
+            mean = sum(bpm for _, bpm in window) / len(window)
+            lowest = mean if lowest is None else min(lowest, mean)
+    return lowest
+
+
 def day_of(seconds):
     return datetime.fromtimestamp(seconds, timezone.utc).date()
 
 
-loads = {}
+loads, resting_by_day = {}, {}
 for activity in spec["activities"]:
     day = day_of(activity["start"])
     loads[day] = loads.get(day, 0.0) + trimp(activity)
+    low = lowest_five_minutes(activity["records"])
+    if low is not None:
+        resting_by_day[day] = min(resting_by_day.get(day, low), low)
 first = min(loads) if loads else date.fromisoformat(spec["from"])
 start, end = date.fromisoformat(spec["from"]), date.fromisoformat(spec["to"])
 fitness = fatigue = 0.0
@@ -48,6 +63,7 @@ while day <= end:
     fitness = fitness * math.exp(-1 / 42) + load * (1 - math.exp(-1 / 42))
     fatigue = fatigue * math.exp(-1 / 7) + load * (1 - math.exp(-1 / 7))
     if day >= start:
-        out.append({"day": day.isoformat(), "load": load, "fitness": fitness, "fatigue": fatigue, "form": form})
+        out.append({"day": day.isoformat(), "load": load, "fitness": fitness, "fatigue": fatigue, "form": form,
+                    "resting": resting_by_day.get(day)})
     day += timedelta(days=1)
 print(json.dumps(out))

@@ -53,6 +53,7 @@ struct TrendsControl: ControlMethods {
                 "fatigue": .array(.double, days.values.map { .double($0.fatigue) }),
                 "form": .array(.double, days.values.map { .double($0.form) }),
                 "workouts": .array(.uint32, days.workouts.map { .uint32(UInt32(clamping: $0)) }),
+                "restingHeartRate": .array(.double, days.restingHeartRate.map { .double($0 ?? .nan) }),
             ])
         ]
     }

@@ -4,13 +4,19 @@ import WorkoutAnalysis
 import WorkoutKit
 
 /// Training load over days, for `systole trends`: each workout's TRIMP for the profile, summed per day in the store's
-/// calendar, and the fitness, fatigue and form they make (``PerformanceManagement``). Fitness remembers weeks, so the
+/// calendar, and the fitness, fatigue and form they make (``PerformanceManagement``); each day's resting heart rate. Fitness remembers weeks, so the
 /// days are computed from the athlete's first workout however short the range asked for. A workout's TRIMP is
-/// remembered once computed: a finished workout does not change.
+/// remembered once computed (and its lowest sustained heart rate): a finished workout does not change.
 actor TrainingHistory {
     let store: SQLiteHealthStore
     let profile: AthleteProfile
-    private var trimps: [UUID: Double] = [:]
+    private var known: [UUID: WorkoutLoad] = [:]
+
+    /// What a workout gives the days: its TRIMP and its lowest sustained heart rate.
+    struct WorkoutLoad: Sendable {
+        var trimp: Double
+        var lowestSustainedHeartRate: Double?
+    }
 
     init(store: SQLiteHealthStore, profile: AthleteProfile) {
         self.store = store
@@ -24,6 +30,8 @@ actor TrainingHistory {
         var values: [PerformanceManagement.Day]
         /// Workouts started on each day.
         var workouts: [Int]
+        /// Each day's resting heart rate: the lowest sustained heart rate of its workouts, nil without one.
+        var restingHeartRate: [Double?]
     }
 
     /// The days from the day of `from` to the day of `to`, of `athlete`'s workouts (nil: the workouts of no athlete).
@@ -32,7 +40,7 @@ actor TrainingHistory {
         let first = calendar.startOfDay(for: from)
         let last = calendar.startOfDay(for: to)
         guard let end = calendar.date(byAdding: .day, value: 1, to: last) else {
-            return Days(starts: [], values: [], workouts: [])
+            return Days(starts: [], values: [], workouts: [], restingHeartRate: [])
         }
         let workouts = try await store.workouts(to: end).filter { workout in
             if case .string(let name)? = workout.metadata[ActivityRecording.athleteKey] { return name == athlete }
@@ -42,16 +50,24 @@ actor TrainingHistory {
         let count = Self.days(from: historyStart, to: last, calendar) + 1
         var loads = [Double](repeating: 0, count: count)
         var started = [Int](repeating: 0, count: count)
+        var resting = [Double?](repeating: nil, count: count)
         for workout in workouts {
             let index = Self.days(from: historyStart, to: calendar.startOfDay(for: workout.startDate), calendar)
             guard loads.indices.contains(index) else { continue }
-            loads[index] += try await trimp(of: workout)
+            let load = try await self.load(of: workout)
+            loads[index] += load.trimp
             started[index] += 1
+            if let lowest = load.lowestSustainedHeartRate { resting[index] = min(resting[index] ?? lowest, lowest) }
         }
         let skipped = Self.days(from: historyStart, to: first, calendar)
         let values = PerformanceManagement.days(loads: loads)
         let starts = (skipped..<count).compactMap { calendar.date(byAdding: .day, value: $0, to: historyStart) }
-        return Days(starts: starts, values: Array(values[skipped...]), workouts: Array(started[skipped...]))
+        return Days(
+            starts: starts,
+            values: Array(values[skipped...]),
+            workouts: Array(started[skipped...]),
+            restingHeartRate: Array(resting[skipped...])
+        )
     }
 
     /// Whole days from one day's start to another's (a day of 23 or 25 hours is still one).
@@ -59,16 +75,21 @@ actor TrainingHistory {
         calendar.dateComponents([.day], from: start, to: end).day ?? 0
     }
 
-    /// The workout's TRIMP; 0 for one too large to read (more than an analysis reads: no TRIMP is known).
-    private func trimp(of workout: Workout) async throws -> Double {
-        if let known = trimps[workout.id] { return known }
-        let value: Double
+    /// The workout's TRIMP and lowest sustained heart rate; none for one too large to read (more than an analysis
+    /// reads).
+    private func load(of workout: Workout) async throws -> WorkoutLoad {
+        if let load = known[workout.id] { return load }
+        let load: WorkoutLoad
         do {
-            value = TrainingLoad.trimp(try await ActivityRecording.read(workout, from: store), profile: profile)
+            let recording = try await ActivityRecording.read(workout, from: store)
+            load = WorkoutLoad(
+                trimp: TrainingLoad.trimp(recording, profile: profile),
+                lowestSustainedHeartRate: recording.lowestSustainedHeartRate
+            )
         } catch is SampleCollector.TooLarge {
-            value = 0
+            load = WorkoutLoad(trimp: 0)
         }
-        trimps[workout.id] = value
-        return value
+        known[workout.id] = load
+        return load
     }
 }

@@ -7,12 +7,13 @@ import Foundation
 struct TrendsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trends",
-        abstract: "Training load, fitness, fatigue and form over days (a chart, or --json, --csv).",
+        abstract: "Training load, fitness, fatigue, form and resting heart rate over days (a chart, --json, --csv).",
         discussion: """
             Each day's training load is the TRIMP of its workouts (recorded and imported), for your [profile]. \
             Fitness (CTL) and fatigue (ATL) are its exponentially weighted averages over 42 and 7 days, counted \
             from your first workout; form (TSB) is yesterday's fitness less yesterday's fatigue, as GoldenCheetah \
-            and intervals.icu chart them. Days are systoled's calendar days. See docs/trends.md.
+            and intervals.icu chart them. A day's resting heart rate is the lowest 5-minute mean heart rate of its \
+            workouts. Days are systoled's calendar days. See docs/trends.md.
             """
     )
 
@@ -61,7 +62,7 @@ struct TrendsCommand: AsyncParsableCommand {
         if json {
             printJSON(trends.jsonObject)
         } else if csv {
-            print("day,load,fitness,fatigue,form,workouts")
+            print("day,load,fitness,fatigue,form,workouts,resting_hr")
             for row in trends.rows { print(row.csv) }
         } else {
             for line in trends.chart() { print(line) }

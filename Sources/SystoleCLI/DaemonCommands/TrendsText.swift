@@ -11,9 +11,12 @@ struct TrendDays {
         var fatigue: Double
         var form: Double
         var workouts: Int
+        /// The day's resting heart rate; NaN for a day without one.
+        var restingHeartRate: Double
 
         var csv: String {
-            "\(day),\(Self.number(load)),\(Self.number(fitness)),\(Self.number(fatigue)),\(Self.number(form)),\(workouts)"
+            [load, fitness, fatigue, form].map(Self.number).reduce(day) { "\($0),\($1)" }
+                + ",\(workouts),\(Self.number(restingHeartRate))"
         }
 
         /// Two decimals, or empty for a value that is not a number (the CLI never prints what it cannot show).
@@ -29,6 +32,7 @@ struct TrendDays {
         let starts = numbers("days")
         let (load, fitness, fatigue, form) = (numbers("load"), numbers("fitness"), numbers("fatigue"), numbers("form"))
         let workouts = (map["workouts"]?.array ?? []).map { Int($0.int64 ?? 0) }
+        let resting = numbers("restingHeartRate")
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.dateFormat = "yyyy-MM-dd"
@@ -43,7 +47,8 @@ struct TrendDays {
                     fitness: fitness[index],
                     fatigue: fatigue[index],
                     form: form[index],
-                    workouts: workouts.indices.contains(index) ? workouts[index] : 0
+                    workouts: workouts.indices.contains(index) ? workouts[index] : 0,
+                    restingHeartRate: resting.indices.contains(index) ? resting[index] : .nan
                 )
             )
         }
@@ -54,6 +59,7 @@ struct TrendDays {
             [
                 "day": row.day, "load": row.load, "fitness": row.fitness, "fatigue": row.fatigue, "form": row.form,
                 "workouts": row.workouts,
+                "restingHeartRate": row.restingHeartRate.isFinite ? row.restingHeartRate : NSNull(),
             ]
         }
     }
@@ -78,22 +84,35 @@ struct TrendDays {
         ]
         let measures: [(String, KeyPath<Row, Double>)] = [
             ("fitness (CTL)", \.fitness), ("fatigue (ATL)", \.fatigue), ("form (TSB)", \.form),
-            ("load (TRIMP)", \.load),
+            ("load (TRIMP)", \.load), ("resting HR", \.restingHeartRate),
         ]
         for (name, path) in measures {
             let values = rows.map { $0[keyPath: path] }
-            let line = Self.sparkline(values, width: width)
+            let known = values.filter(\.isFinite)
+            guard let firstValue = known.first, let lastValue = known.last else { continue }
             lines.append(
-                name.padding(toLength: 14, withPad: " ", startingAt: 0)
-                    + Self.rightAligned(Self.whole(values.first ?? 0))
-                    + " " + line + " \(Self.whole(values.last ?? 0))"
+                name.padding(toLength: 14, withPad: " ", startingAt: 0) + Self.rightAligned(Self.whole(firstValue))
+                    + " " + Self.sparkline(values, width: width) + " \(Self.whole(lastValue))"
             )
         }
         lines.append(
             "\(last.day): fitness \(Self.whole(last.fitness)) · fatigue \(Self.whole(last.fatigue)) · "
                 + "form \(Self.whole(last.form)), \(Self.formBand(last.form))"
         )
+        // The resting heart rate's trend: the last week's days with one against the four weeks before.
+        let resting = rows.map(\.restingHeartRate)
+        if let week = Self.mean(resting.suffix(7)) {
+            let before =
+                Self.mean(resting.dropLast(7).suffix(28)).map { ", the 4 weeks before \(Self.whole($0))" } ?? ""
+            lines.append("resting HR: last 7 days \(Self.whole(week)) bpm\(before)")
+        }
         return lines
+    }
+
+    /// The mean of the values that are numbers; nil without any.
+    static func mean(_ values: some Collection<Double>) -> Double? {
+        let known = values.filter(\.isFinite)
+        return known.isEmpty ? nil : known.reduce(0, +) / Double(known.count)
     }
 
     static func rightAligned(_ text: String, width: Int = 4) -> String {
