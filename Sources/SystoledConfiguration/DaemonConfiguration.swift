@@ -210,7 +210,6 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     static let topLevelKeys = ["bus", "adapter", "store", "sensors", "sample_types", "notification_limit", "privacy"]
     static let liveLogKeys = ["path", "format", "max_size", "keep", "privacy"]
-    static let profileKeys = ["age", "sex", "weight_kg", "resting_hr", "max_hr", "zones"]
 
     private mutating func apply(_ entry: TOML.Entry) throws(Reason) {
         switch (entry.table, entry.key) {
@@ -297,55 +296,6 @@ public struct DaemonConfiguration: Sendable, Equatable {
         }
     }
 
-    /// A `[profile]` setting, each in its range (AthleteProfile.Range); the maximum must leave a reserve above the
-    /// resting rate, which is checked once the file is read (the keys may come in any order).
-    private mutating func applyProfile(_ entry: TOML.Entry) throws(Reason) {
-        typealias Range = AthleteProfile.Range
-        switch entry.key {
-        case "age":
-            let age = try integer(entry)
-            guard Range.age.contains(age) else { throw Reason("profile.age is in years, from 10 to 100") }
-            profile.age = age
-        case "sex":
-            let text = try string(entry)
-            guard let sex = AthleteProfile.Sex(rawValue: text) else {
-                throw Reason("profile.sex must be \"female\" or \"male\", not \(text.quotedExcerpt())")
-            }
-            profile.sex = sex
-        case "weight_kg":
-            let weight = try number(entry)
-            guard Range.weightKilograms.contains(weight) else {
-                throw Reason("profile.weight_kg is in kilograms, from 20 to 300")
-            }
-            profile.weightKilograms = weight
-        case "resting_hr":
-            let rate = try number(entry)
-            guard Range.restingHeartRate.contains(rate) else {
-                throw Reason("profile.resting_hr is in beats a minute, from 25 to 120")
-            }
-            profile.restingHeartRate = rate
-        case "max_hr":
-            let rate = try number(entry)
-            guard Range.maxHeartRate.contains(rate) else {
-                throw Reason("profile.max_hr is in beats a minute, from 100 to 240")
-            }
-            profile.maxHeartRate = rate
-        case "zones":
-            let text = try string(entry)
-            guard let basis = AthleteProfile.ZoneBasis(rawValue: text) else {
-                throw Reason(
-                    "profile.zones must be \"max_hr\" (percent of maximum) or \"reserve\" (percent of heart-rate "
-                        + "reserve), not \(text.quotedExcerpt())"
-                )
-            }
-            profile.zoneBasis = basis
-        default:
-            throw Reason(
-                "unknown setting '\(entry.key)' in [profile]; known: \(Self.profileKeys.joined(separator: ", "))"
-            )
-        }
-    }
-
     /// Parses a bus: `system`, `session` or a D-Bus address libdbus can parse, with a transport it can connect to.
     static func bus(_ text: String) throws(Reason) -> DBusBus {
         guard ["system", "session"].contains(text) || text.contains(":") else {
@@ -417,14 +367,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
         try Self.path(try string(entry), entry.key)
     }
 
-    private func integer(_ entry: TOML.Entry) throws(Reason) -> Int {
+    func integer(_ entry: TOML.Entry) throws(Reason) -> Int {
         guard case .integer(let value) = entry.value else {
             throw Reason("\(entry.key) must be a whole number, not \(entry.value.kind)")
         }
         return value
     }
 
-    private func number(_ entry: TOML.Entry) throws(Reason) -> Double {
+    func number(_ entry: TOML.Entry) throws(Reason) -> Double {
         switch entry.value {
         case .integer(let value): return Double(value)
         case .float(let value) where value.isFinite: return value

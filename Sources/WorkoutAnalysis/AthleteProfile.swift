@@ -55,6 +55,8 @@ public struct AthleteProfile: Sendable, Equatable {
     public var restingHeartRate: Double?
     public var maxHeartRate: Double?
     public var zoneBasis: ZoneBasis?
+    /// The day's goals (the daily summary in `systole trends`).
+    public var goals = DailyGoals()
 
     public init(
         age: Int? = nil,

@@ -48,6 +48,9 @@ public struct HeartRateZones: Sendable, Equatable {
         }
     }
 
+    /// Seconds in zone 2 and above: what the daily summary's zone minutes count.
+    public var secondsFromZone2: Double { zones.dropFirst().reduce(0) { $0 + $1.seconds } }
+
     /// Seconds in zones and below them: the workout's time with heart rate.
     public var totalSeconds: Double { zones.reduce(secondsBelow) { $0 + $1.seconds } }
 }

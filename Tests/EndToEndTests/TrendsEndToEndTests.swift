@@ -12,6 +12,8 @@ import Testing
         sex = "male"
         resting_hr = 50
         max_hr = 190
+        goal_energy_kcal = 600
+        goal_zone_minutes = 40
         """
 
     /// One workout on most of 90 days from 2026-06-01, at 10:00 UTC (the same calendar day from UTC−10 to UTC+12),
@@ -29,7 +31,7 @@ import Testing
                 let phase = (when - start) / (minutes * 60)
                 return [when, (base + 40 * sin(phase * .pi)).rounded()]
             }
-            spec.calories = nil
+            spec.calories = Int(minutes) * 8
             return spec
         }
     }
@@ -59,9 +61,12 @@ import Testing
             #expect(days.count == reference.count)
             #expect(days.map { $0["day"] as? String } == reference.map { $0["day"] as? String })
             for (ours, theirs) in zip(days, reference) {
-                for key in ["load", "fitness", "fatigue", "form"] {
+                for (key, theirKey) in [
+                    ("load", "load"), ("fitness", "fitness"), ("fatigue", "fatigue"), ("form", "form"),
+                    ("energy", "energy"), ("zoneMinutes", "zone_minutes"),
+                ] {
                     let a = ours[key] as? Double ?? .nan
-                    let b = theirs[key] as? Double ?? .nan
+                    let b = theirs[theirKey] as? Double ?? .nan
                     #expect(abs(a - b) <= 0.1, "\(ours["day"] ?? "?") \(key): systole \(a), reference \(b)")
                 }
                 // The day's resting heart rate, where it has a workout five minutes long.
@@ -80,9 +85,12 @@ import Testing
         #expect(
             chart.standardOutput.hasPrefix("Training load 2026-06-01 to 2026-08-29 (90 days; \(specs.count) workouts)")
         )
+        // The last day against the goals of [profile].
+        #expect(chart.standardOutput.contains("2026-08-29 against your goals: workouts 1 of 1 ✓ · zone 2+ "))
+        #expect(chart.standardOutput.contains(" of 40 min") && chart.standardOutput.contains(" of 600 kcal"))
         let csv = try await s.systole(["trends", "--days", "7", "--to", "2026-08-29", "--csv"])
         let rows = csv.standardOutput.split(separator: "\n")
-        #expect(rows.first == "day,load,fitness,fatigue,form,workouts,resting_hr")
+        #expect(rows.first == "day,load,fitness,fatigue,form,workouts,resting_hr,energy_kj,zone_minutes")
         #expect(rows.count == 8 && rows.last?.hasPrefix("2026-08-29,") == true, "\(csv.standardOutput)")
     }
 
@@ -95,6 +103,7 @@ import Testing
         struct Activity: Encodable {
             var start: Double
             var end: Double
+            var calories: Int
             var records: [[Double]]
         }
         struct Spec: Encodable {
@@ -107,7 +116,9 @@ import Testing
         let path = folder.appendingPathComponent("reference-\(from).json")
         try JSONEncoder().encode(
             Spec(
-                activities: specs.map { Activity(start: $0.start, end: $0.end, records: $0.records) },
+                activities: specs.map {
+                    Activity(start: $0.start, end: $0.end, calories: $0.calories ?? 0, records: $0.records)
+                },
                 from: from,
                 to: to
             )

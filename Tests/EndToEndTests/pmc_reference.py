@@ -8,10 +8,12 @@ last until the workout's end). Daily load: the TRIMP of the workouts started tha
 computes them (today = yesterday x e^(-1/T) + load x (1 - e^(-1/T))), from 0 before the first workout's day. Form
 (TSB): yesterday's fitness less yesterday's fatigue. Resting heart rate of a day: the lowest mean of a workout's
 records over five minutes (the records from one record to five minutes after it, the last at most 5 s before the
-five minutes end), the lowest of the day's workouts.
+five minutes end), the lowest of the day's workouts. Zone minutes: the minutes of records at or above zone 2's lower
+bound (60 % of the maximum heart rate), each standing until the next; energy: the files' calories in kJ (x 4.184).
 
-SPEC: {"resting", "max", "activities": [{"start", "end", "records": [[unix s, bpm], ...]}], "from", "to"} with from
-and to as YYYY-MM-DD. Prints a JSON list of {"day", "load", "fitness", "fatigue", "form", "resting"} from `from` to `to`."""
+SPEC: {"resting", "max", "activities": [{"start", "end", "calories", "records": [[unix s, bpm], ...]}], "from", "to"} with from
+and to as YYYY-MM-DD. Prints a JSON list of {"day", "load", "fitness", "fatigue", "form", "resting", "energy", "zone_minutes"} from `from`
+to `to`."""
 import json
 import math
 import sys
@@ -31,6 +33,16 @@ def trimp(activity):
     return total
 
 
+def zone_minutes(activity):
+    records = activity["records"]
+    total = 0.0
+    for index, (when, bpm) in enumerate(records):
+        until = records[index + 1][0] if index + 1 < len(records) else activity["end"]
+        if bpm >= 0.6 * maximum:
+            total += (until - when) / 60
+    return total
+
+
 def lowest_five_minutes(records):
     lowest = None
     for index, (start, _) in enumerate(records):
@@ -45,9 +57,11 @@ def day_of(seconds):
     return datetime.fromtimestamp(seconds, timezone.utc).date()
 
 
-loads, resting_by_day = {}, {}
+loads, resting_by_day, energy, zones = {}, {}, {}, {}
 for activity in spec["activities"]:
     day = day_of(activity["start"])
+    energy[day] = energy.get(day, 0.0) + activity["calories"] * 4.184
+    zones[day] = zones.get(day, 0.0) + zone_minutes(activity)
     loads[day] = loads.get(day, 0.0) + trimp(activity)
     low = lowest_five_minutes(activity["records"])
     if low is not None:
@@ -64,6 +78,7 @@ while day <= end:
     fatigue = fatigue * math.exp(-1 / 7) + load * (1 - math.exp(-1 / 7))
     if day >= start:
         out.append({"day": day.isoformat(), "load": load, "fitness": fitness, "fatigue": fatigue, "form": form,
-                    "resting": resting_by_day.get(day)})
+                    "resting": resting_by_day.get(day), "energy": energy.get(day, 0.0),
+                    "zone_minutes": zones.get(day, 0.0)})
     day += timedelta(days=1)
 print(json.dumps(out))

@@ -53,19 +53,21 @@ import WorkoutKit
             resting_hr = 48
             max_hr = 186
             zones = "reserve"
+            goal_energy_kcal = 450
+            goal_zone_minutes = 45
+            goal_workouts = 2
             """
         let c = try configuration(text)
-        #expect(
-            c.profile
-                == AthleteProfile(
-                    age: 41,
-                    sex: .male,
-                    weightKilograms: 72.5,
-                    restingHeartRate: 48,
-                    maxHeartRate: 186,
-                    zoneBasis: .heartRateReserve
-                )
+        var profile = AthleteProfile(
+            age: 41,
+            sex: .male,
+            weightKilograms: 72.5,
+            restingHeartRate: 48,
+            maxHeartRate: 186,
+            zoneBasis: .heartRateReserve
         )
+        profile.goals = DailyGoals(energyKilocalories: 450, zoneMinutes: 45, workouts: 2)
+        #expect(c.profile == profile)
         #expect(c.bus == .address("unix:path=/run/test-bus"))
         #expect(c.adapter == "hci1")
         #expect(c.storePath == "/srv/systole/health.sqlite")
@@ -123,6 +125,10 @@ import WorkoutKit
             ("[profile]\nresting_hr = 0", 2, "profile.resting_hr is in beats a minute, from 25 to 120"),
             ("[profile]\nmax_hr = 300", 2, "profile.max_hr is in beats a minute, from 100 to 240"),
             ("[profile]\nzones = \"lactate\"", 2, "profile.zones must be \"max_hr\""),
+            ("[profile]\ngoal_energy_kcal = 1e6", 2, "profile.goal_energy_kcal is the day's active energy in kcal"),
+            ("[profile]\ngoal_zone_minutes = 0", 2, "profile.goal_zone_minutes is the day's minutes in zone 2"),
+            ("[profile]\ngoal_workouts = 2.5", 2, "goal_workouts must be a whole number"),
+            ("[profile]\ngoal_workouts = 11", 2, "profile.goal_workouts is the day's workouts, from 1 to 10"),
             ("[profile]\nheight = 180", 2, "unknown setting 'height' in [profile]; known: age, sex, weight_kg"),
             ("[profile]\nresting_hr = 110\nmax_hr = 120", 3, "[profile]: max_hr (120.0) must be at least 20 above"),
             ("bus = \"sytem\"", 1, "bus must be \"system\", \"session\" or a D-Bus address"),

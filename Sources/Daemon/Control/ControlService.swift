@@ -59,7 +59,7 @@ final class ControlService: Service, RecordingOutput {
             BluetoothControl(client: client, sensors: sensors, adapter: adapter),
             HistoryControl(store: store, exporter: exporter, profile: profile),
             ImportControl(store: store, clock: clock),
-            TrendsControl(history: TrainingHistory(store: store, profile: profile)),
+            TrendsControl(history: TrainingHistory(store: store, profile: profile), goals: profile.goals),
         ]
     }
 

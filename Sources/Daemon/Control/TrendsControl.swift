@@ -3,10 +3,13 @@ import DBus
 import Foundation
 import SQLiteStore
 import SafeText
+import WorkoutAnalysis
 
 /// `GetTrends`: training load, fitness, fatigue and form per day over a range (`systole trends`).
 struct TrendsControl: ControlMethods {
     let history: TrainingHistory
+    /// The day's goals (the daily summary).
+    let goals: DailyGoals
 
     /// The longest range one call returns: ten years of days.
     static let maximumDays = 3_660
@@ -45,6 +48,10 @@ struct TrendsControl: ControlMethods {
         let days = try await ControlCall.storeCall {
             try await self.history.days(athlete: athlete.isEmpty ? nil : athlete, from: from, to: to)
         }
+        var goals: [String: DBusValue] = [
+            "zoneMinutes": .double(self.goals.zoneMinutes), "workouts": .uint32(UInt32(self.goals.workouts)),
+        ]
+        if let energy = self.goals.energyKilocalories { goals["energy"] = .double(energy * 4.184) }
         return [
             .propertyMap([
                 "days": .array(.double, days.starts.map { .double($0.timeIntervalSince1970) }),
@@ -54,6 +61,9 @@ struct TrendsControl: ControlMethods {
                 "form": .array(.double, days.values.map { .double($0.form) }),
                 "workouts": .array(.uint32, days.workouts.map { .uint32(UInt32(clamping: $0)) }),
                 "restingHeartRate": .array(.double, days.restingHeartRate.map { .double($0 ?? .nan) }),
+                "energy": .array(.double, days.kilojoules.map { .double($0) }),
+                "zoneMinutes": .array(.double, days.zoneMinutes.map { .double($0) }),
+                "goals": .propertyMap(goals),
             ])
         ]
     }

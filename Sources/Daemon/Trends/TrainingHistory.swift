@@ -12,10 +12,13 @@ actor TrainingHistory {
     let profile: AthleteProfile
     private var known: [UUID: WorkoutLoad] = [:]
 
-    /// What a workout gives the days: its TRIMP and its lowest sustained heart rate.
+    /// What a workout gives the days: its TRIMP, lowest sustained heart rate, energy (measured, else estimated) and
+    /// minutes in zone 2 and above.
     struct WorkoutLoad: Sendable {
         var trimp: Double
         var lowestSustainedHeartRate: Double?
+        var kilojoules = 0.0
+        var zoneMinutes = 0.0
     }
 
     init(store: SQLiteHealthStore, profile: AthleteProfile) {
@@ -32,6 +35,10 @@ actor TrainingHistory {
         var workouts: [Int]
         /// Each day's resting heart rate: the lowest sustained heart rate of its workouts, nil without one.
         var restingHeartRate: [Double?]
+        /// Each day's active energy from workouts, kJ.
+        var kilojoules: [Double]
+        /// Each day's minutes in zone 2 and above.
+        var zoneMinutes: [Double]
     }
 
     /// The days from the day of `from` to the day of `to`, of `athlete`'s workouts (nil: the workouts of no athlete).
@@ -40,7 +47,7 @@ actor TrainingHistory {
         let first = calendar.startOfDay(for: from)
         let last = calendar.startOfDay(for: to)
         guard let end = calendar.date(byAdding: .day, value: 1, to: last) else {
-            return Days(starts: [], values: [], workouts: [], restingHeartRate: [])
+            return Days(starts: [], values: [], workouts: [], restingHeartRate: [], kilojoules: [], zoneMinutes: [])
         }
         let workouts = try await store.workouts(to: end).filter { workout in
             if case .string(let name)? = workout.metadata[ActivityRecording.athleteKey] { return name == athlete }
@@ -51,6 +58,8 @@ actor TrainingHistory {
         var loads = [Double](repeating: 0, count: count)
         var started = [Int](repeating: 0, count: count)
         var resting = [Double?](repeating: nil, count: count)
+        var kilojoules = [Double](repeating: 0, count: count)
+        var zoneMinutes = [Double](repeating: 0, count: count)
         for workout in workouts {
             let index = Self.days(from: historyStart, to: calendar.startOfDay(for: workout.startDate), calendar)
             guard loads.indices.contains(index) else { continue }
@@ -58,6 +67,8 @@ actor TrainingHistory {
             loads[index] += load.trimp
             started[index] += 1
             if let lowest = load.lowestSustainedHeartRate { resting[index] = min(resting[index] ?? lowest, lowest) }
+            kilojoules[index] += load.kilojoules
+            zoneMinutes[index] += load.zoneMinutes
         }
         let skipped = Self.days(from: historyStart, to: first, calendar)
         let values = PerformanceManagement.days(loads: loads)
@@ -66,7 +77,9 @@ actor TrainingHistory {
             starts: starts,
             values: Array(values[skipped...]),
             workouts: Array(started[skipped...]),
-            restingHeartRate: Array(resting[skipped...])
+            restingHeartRate: Array(resting[skipped...]),
+            kilojoules: Array(kilojoules[skipped...]),
+            zoneMinutes: Array(zoneMinutes[skipped...])
         )
     }
 
@@ -84,7 +97,9 @@ actor TrainingHistory {
             let recording = try await ActivityRecording.read(workout, from: store)
             load = WorkoutLoad(
                 trimp: TrainingLoad.trimp(recording, profile: profile),
-                lowestSustainedHeartRate: recording.lowestSustainedHeartRate
+                lowestSustainedHeartRate: recording.lowestSustainedHeartRate,
+                kilojoules: recording.energy?.kilojoules ?? 0,
+                zoneMinutes: HeartRateZones(recording, profile: profile).secondsFromZone2 / 60
             )
         } catch is SampleCollector.TooLarge {
             load = WorkoutLoad(trimp: 0)

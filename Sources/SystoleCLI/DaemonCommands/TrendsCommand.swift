@@ -13,7 +13,8 @@ struct TrendsCommand: AsyncParsableCommand {
             Fitness (CTL) and fatigue (ATL) are its exponentially weighted averages over 42 and 7 days, counted \
             from your first workout; form (TSB) is yesterday's fitness less yesterday's fatigue, as GoldenCheetah \
             and intervals.icu chart them. A day's resting heart rate is the lowest 5-minute mean heart rate of its \
-            workouts. Days are systoled's calendar days. See docs/trends.md.
+            workouts. The last day is set against your goals ([profile] goal_workouts, goal_zone_minutes, \
+            goal_energy_kcal). Days are systoled's calendar days. See docs/trends.md.
             """
     )
 
@@ -62,7 +63,7 @@ struct TrendsCommand: AsyncParsableCommand {
         if json {
             printJSON(trends.jsonObject)
         } else if csv {
-            print("day,load,fitness,fatigue,form,workouts,resting_hr")
+            print("day,load,fitness,fatigue,form,workouts,resting_hr,energy_kj,zone_minutes")
             for row in trends.rows { print(row.csv) }
         } else {
             for line in trends.chart() { print(line) }

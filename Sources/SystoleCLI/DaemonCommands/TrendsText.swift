@@ -13,10 +13,14 @@ struct TrendDays {
         var workouts: Int
         /// The day's resting heart rate; NaN for a day without one.
         var restingHeartRate: Double
+        /// The day's active energy from workouts, kJ.
+        var energy: Double
+        /// The day's minutes in zone 2 and above.
+        var zoneMinutes: Double
 
         var csv: String {
             [load, fitness, fatigue, form].map(Self.number).reduce(day) { "\($0),\($1)" }
-                + ",\(workouts),\(Self.number(restingHeartRate))"
+                + ",\(workouts),\(Self.number(restingHeartRate)),\(Self.number(energy)),\(Self.number(zoneMinutes))"
         }
 
         /// Two decimals, or empty for a value that is not a number (the CLI never prints what it cannot show).
@@ -26,6 +30,8 @@ struct TrendDays {
     }
 
     var rows: [Row] = []
+    /// The day's goals: `energy` (kJ, when set), `zoneMinutes`, `workouts`.
+    var goals: [String: DBusValue] = [:]
 
     init(_ map: [String: DBusValue]) {
         let numbers = { (key: String) in (map[key]?.array ?? []).map { $0.double ?? .nan } }
@@ -33,6 +39,8 @@ struct TrendDays {
         let (load, fitness, fatigue, form) = (numbers("load"), numbers("fitness"), numbers("fatigue"), numbers("form"))
         let workouts = (map["workouts"]?.array ?? []).map { Int($0.int64 ?? 0) }
         let resting = numbers("restingHeartRate")
+        let (energy, zoneMinutes) = (numbers("energy"), numbers("zoneMinutes"))
+        goals = map["goals"]?.map ?? [:]
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.dateFormat = "yyyy-MM-dd"
@@ -48,7 +56,9 @@ struct TrendDays {
                     fatigue: fatigue[index],
                     form: form[index],
                     workouts: workouts.indices.contains(index) ? workouts[index] : 0,
-                    restingHeartRate: resting.indices.contains(index) ? resting[index] : .nan
+                    restingHeartRate: resting.indices.contains(index) ? resting[index] : .nan,
+                    energy: energy.indices.contains(index) ? energy[index] : .nan,
+                    zoneMinutes: zoneMinutes.indices.contains(index) ? zoneMinutes[index] : .nan
                 )
             )
         }
@@ -60,6 +70,7 @@ struct TrendDays {
                 "day": row.day, "load": row.load, "fitness": row.fitness, "fatigue": row.fatigue, "form": row.form,
                 "workouts": row.workouts,
                 "restingHeartRate": row.restingHeartRate.isFinite ? row.restingHeartRate : NSNull(),
+                "energy": row.energy, "zoneMinutes": row.zoneMinutes,
             ]
         }
     }
@@ -99,6 +110,7 @@ struct TrendDays {
             "\(last.day): fitness \(Self.whole(last.fitness)) · fatigue \(Self.whole(last.fatigue)) · "
                 + "form \(Self.whole(last.form)), \(Self.formBand(last.form))"
         )
+        lines.append(summary(of: last))
         // The resting heart rate's trend: the last week's days with one against the four weeks before.
         let resting = rows.map(\.restingHeartRate)
         if let week = Self.mean(resting.suffix(7)) {
@@ -107,6 +119,21 @@ struct TrendDays {
             lines.append("resting HR: last 7 days \(Self.whole(week)) bpm\(before)")
         }
         return lines
+    }
+
+    /// The day against its goals, as the health apps' rings: `workouts 1 of 1 ✓ · zone 2+ 34 of 30 min ✓ · …`.
+    func summary(of row: Row) -> String {
+        func part(_ name: String, _ value: Double, _ goal: Double?, _ unit: String) -> String {
+            guard let goal, goal > 0 else { return "\(name) \(Self.whole(value))\(unit)" }
+            let reached = value >= goal ? " ✓" : " (\(Self.whole(100 * value / goal)) %)"
+            return "\(name) \(Self.whole(value)) of \(Self.whole(goal))\(unit)\(reached)"
+        }
+        return "\(row.day) against your goals: "
+            + [
+                part("workouts", Double(row.workouts), goals["workouts"]?.number, ""),
+                part("zone 2+", row.zoneMinutes, goals["zoneMinutes"]?.number, " min"),
+                part("energy", row.energy / 4.184, goals["energy"]?.number.map { $0 / 4.184 }, " kcal"),
+            ].joined(separator: " · ")
     }
 
     /// The mean of the values that are numbers; nil without any.
