@@ -8,8 +8,7 @@
 # --short), cuts the power of a VM twice mid-workout and checks what the store kept (scripts/power-cut.sh), runs
 # short smoke versions of the benchmark, torture and radio-fuzz scripts (so they cannot rot; their figures are
 # not the product's: debug build, few sensors, few seconds), then fuzzes the decoders briefly (Heart Rate, Polar's
-# PMD: $SYSTOLE_FUZZ_SECONDS each, default 30; 0 skips them; the FIT and TCX files' fuzzer with
-# SYSTOLE_FUZZ_ACTIVITY=1).
+# PMD, the FIT and TCX files an import reads: $SYSTOLE_FUZZ_SECONDS each, default 30; 0 skips them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
