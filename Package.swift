@@ -88,7 +88,10 @@ let package = Package(
         ),
 
         // MARK: A BlueZ simulator: plays bluetoothd's org.bluez API with simulated sensors, for tests and the demo.
-        .target(name: "BlueZSimulator", dependencies: ["DBus", "HeartRateProfile", "PolarMeasurementData"]),
+        .target(
+            name: "BlueZSimulator",
+            dependencies: ["DBus", "HeartRateProfile", "PolarMeasurementData", "SafeText"]
+        ),
         .executableTarget(
             name: "systole-sim",
             dependencies: [

@@ -56,6 +56,6 @@ scripts/radio-fuzz.sh --seconds 30 --seed 2026
 
 fuzz_seconds=${SYSTOLE_FUZZ_SECONDS:-30}
 if [ "$fuzz_seconds" != 0 ]; then
-  echo "== fuzz the decoders (Heart Rate, PMD) for ${fuzz_seconds}s each"
+  echo "== fuzz the decoders (Heart Rate, PMD, FIT and TCX files) for ${fuzz_seconds}s each"
   scripts/fuzz-decoder.sh "$fuzz_seconds"
 fi

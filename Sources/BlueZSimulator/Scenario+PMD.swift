@@ -1,4 +1,5 @@
 import Foundation
+import SafeText
 
 /// Polar's Measurement Data service (PMD) on a simulated strap: what it offers and how its ECG and accelerometer
 /// behave, including the faults real H10s show (a clock off by some ppm, ECG starting late, repeated frames,
@@ -98,7 +99,8 @@ extension PMDSpec {
             }
             guard let value = Double(field), value.isFinite, abs(value) < 8_388_607 else {
                 throw Scenario.Invalid(
-                    description: "\(path): value \(index + 1) ('\(field.prefix(20))') is not a µV value within 24 bits"
+                    description:
+                        "\(path): value \(index + 1) (\(field.quotedExcerpt(maximum: 20))) is not a µV value within 24 bits"
                 )
             }
             values.append(Int32(value.rounded()))

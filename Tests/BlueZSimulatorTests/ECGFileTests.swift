@@ -23,11 +23,13 @@ import Testing
             ("1 inf", "value 2 ('inf')"),
             ("8388607", "value 1 ('8388607')"),
             ("-9000000", "value 1 ('-9000000')"),
-            ("1 \u{1B}[2J", "value 2"),
+            ("1 \u{1B}[2J", "value 2 ('\\u{1B}[2J')"),
         ] {
             let error = #expect(throws: Scenario.Invalid.self) { try load(text) }
             #expect(error?.description.contains(expected) == true, "\(text): \(String(describing: error))")
             #expect(error?.description.contains("is not a µV value within 24 bits") == true)
+            // What the file holds is quoted with its control characters escaped, never played to the terminal.
+            #expect(error?.description.contains("\u{1B}") == false)
         }
         let empty = #expect(throws: Scenario.Invalid.self) { try load(" \n, ") }
         #expect(empty?.description.contains("holds no value") == true)
