@@ -70,7 +70,7 @@ import Testing
     /// corrections and corrected beats. (During development the same held for 800 such runs: 27 393 corrections,
     /// 20 793 corrected beats.)
     @Test func runsOfEverySizeAreCorrectedExactlyAsNeuroKitCorrectsThem() async throws {
-        var random = RRSeries.Random(state: 99)
+        var random = RRSeries.Random(seed: 99)
         var runs: [[UInt16]] = []
         for number in 0..<60 {
             let count =
@@ -118,7 +118,7 @@ import Testing
         #expect(window.medians(values) == [4, 3, 4, 3, 4, 7, 7, 6, 7, 6.5, 6])
 
         // Against sorting each window, on a longer series with repeated values.
-        var random = RRSeries.Random(state: 5)
+        var random = RRSeries.Random(seed: 5)
         let long = (0..<500).map { _ in Double(Int.random(in: 0..<40, using: &random)) }
         let wide = CenteredRollingWindow(width: 91)
         let (lower, upper) = wide.quartiles(long)
@@ -144,7 +144,7 @@ import Testing
         }
         // Removing beats 3 and 4 moves 5 only to 4, as NeuroKit does.
         #expect(ArtifactCorrection.shifted([5], by: [3, 4], step: -1) == [4])
-        var random = RRSeries.Random(state: 9)
+        var random = RRSeries.Random(seed: 9)
         for _ in 0..<500 {
             let all = Array(0..<60).shuffled(using: &random)
             let sources = all[..<Int.random(in: 1...8, using: &random)].sorted()

@@ -1,4 +1,5 @@
 import Foundation
+import SystoleTestSupport
 import WorkoutAnalysis
 
 #if canImport(Glibc)
@@ -8,23 +9,8 @@ import Glibc
 /// RR series for the HRV tests, deterministic for a seed: a heart at a steady rate with respiratory sinus
 /// arrhythmia and beat-to-beat noise, and the artifacts a strap gives (ectopic, missed and extra beats).
 struct RRSeries {
-    /// SplitMix64, so a seed always gives the same series.
-    struct Random: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-
-        mutating func gaussian() -> Double {
-            let u1 = Double.random(in: Double.ulpOfOne..<1, using: &self)
-            let u2 = Double.random(in: 0..<1, using: &self)
-            return (-2 * log(u1)).squareRoot() * cos(2 * .pi * u2)
-        }
-    }
+    /// A seeded generator, so a seed always gives the same series.
+    typealias Random = SplitMix64
 
     enum Artifact: CaseIterable {
         /// A premature beat: the interval shortened to 65 %, the next lengthened by as much (compensatory pause).
@@ -37,7 +23,7 @@ struct RRSeries {
 
     /// `count` intervals (1/1024 s ticks) around `milliseconds`.
     static func clean(count: Int, milliseconds: Double, seed: UInt64) -> [UInt16] {
-        var random = Random(state: seed)
+        var random = Random(seed: seed)
         var time = 0.0
         return (0..<count).map { _ in
             let base = milliseconds / 1000
@@ -56,7 +42,7 @@ struct RRSeries {
         seed: UInt64
     ) -> (ticks: [UInt16], injected: Int) {
         guard !kinds.isEmpty else { return (ticks, 0) }
-        var random = Random(state: seed)
+        var random = Random(seed: seed)
         var result = ticks
         var injected = 0
         var position = every
@@ -148,5 +134,14 @@ struct RRSeries {
             }
         }
         return (sum / Double(count)).squareRoot()
+    }
+}
+
+extension SplitMix64 {
+    /// A standard normal value (Box–Muller).
+    mutating func gaussian() -> Double {
+        let u1 = Double.random(in: Double.ulpOfOne..<1, using: &self)
+        let u2 = Double.random(in: 0..<1, using: &self)
+        return (-2 * log(u1)).squareRoot() * cos(2 * .pi * u2)
     }
 }
