@@ -15,7 +15,9 @@ public enum ImportValues {
     /// The method's argument: the activities of one file.
     public static let type = DBusType.array(activityType)
     /// The method's answer: each activity's workout id, and whether it was saved (false: it was already there).
-    public static let outcomeType = DBusType.array(.structure([.string, .boolean]))
+    public static let outcomeType = DBusType.array(outcomeElement)
+    /// One activity's answer: its workout's id, and whether it was saved.
+    public static let outcomeElement = DBusType.structure([.string, .boolean])
 
     public static func value(of activities: [ImportedActivity]) -> DBusValue {
         .array(activityType, activities.map(value(of:)))

@@ -23,23 +23,15 @@ extension DaemonConfiguration {
             }
             profile.sex = sex
         case "weight_kg":
-            let weight = try number(entry)
-            guard Range.weightKilograms.contains(weight) else {
-                throw Reason("profile.weight_kg is in kilograms, from 20 to 300")
-            }
-            profile.weightKilograms = weight
+            profile.weightKilograms = try number(entry, in: Range.weightKilograms, "in kilograms, from 20 to 300")
         case "resting_hr":
-            let rate = try number(entry)
-            guard Range.restingHeartRate.contains(rate) else {
-                throw Reason("profile.resting_hr is in beats a minute, from 25 to 120")
-            }
-            profile.restingHeartRate = rate
+            profile.restingHeartRate = try number(
+                entry,
+                in: Range.restingHeartRate,
+                "in beats a minute, from 25 to 120"
+            )
         case "max_hr":
-            let rate = try number(entry)
-            guard Range.maxHeartRate.contains(rate) else {
-                throw Reason("profile.max_hr is in beats a minute, from 100 to 240")
-            }
-            profile.maxHeartRate = rate
+            profile.maxHeartRate = try number(entry, in: Range.maxHeartRate, "in beats a minute, from 100 to 240")
         case "zones":
             let text = try string(entry)
             guard let basis = AthleteProfile.ZoneBasis(rawValue: text) else {
@@ -50,17 +42,17 @@ extension DaemonConfiguration {
             }
             profile.zoneBasis = basis
         case "goal_energy_kcal":
-            let energy = try number(entry)
-            guard DailyGoals.Range.energyKilocalories.contains(energy) else {
-                throw Reason("profile.goal_energy_kcal is the day's active energy in kcal, from 50 to 10000")
-            }
-            profile.goals.energyKilocalories = energy
+            profile.goals.energyKilocalories = try number(
+                entry,
+                in: DailyGoals.Range.energyKilocalories,
+                "the day's active energy in kcal, from 50 to 10000"
+            )
         case "goal_zone_minutes":
-            let minutes = try number(entry)
-            guard DailyGoals.Range.zoneMinutes.contains(minutes) else {
-                throw Reason("profile.goal_zone_minutes is the day's minutes in zone 2 and above, from 5 to 600")
-            }
-            profile.goals.zoneMinutes = minutes
+            profile.goals.zoneMinutes = try number(
+                entry,
+                in: DailyGoals.Range.zoneMinutes,
+                "the day's minutes in zone 2 and above, from 5 to 600"
+            )
         case "goal_workouts":
             let workouts = try integer(entry)
             guard DailyGoals.Range.workouts.contains(workouts) else {
@@ -72,5 +64,12 @@ extension DaemonConfiguration {
                 "unknown setting '\(entry.key)' in [profile]; known: \(Self.profileKeys.joined(separator: ", "))"
             )
         }
+    }
+
+    /// A number in `range`; outside it, refused as `profile.KEY is <what>`.
+    private func number(_ entry: TOML.Entry, in range: ClosedRange<Double>, _ what: String) throws(Reason) -> Double {
+        let value = try number(entry)
+        guard range.contains(value) else { throw Reason("profile.\(entry.key) is \(what)") }
+        return value
     }
 }

@@ -15,6 +15,10 @@ extension ImportedActivity {
             throw ImportError("an activity of \(Int(end.timeIntervalSince(start) / 3600)) hours (at most a week)")
         }
         try Self.check(pauses, "pauses", within: start...end, most: ImportLimits.timerEvents / 2)
+        // Pauses in order, none inside another: a workout's time and statistics subtract each once.
+        if let index = pauses.indices.dropFirst().first(where: { pauses[$0].start < pauses[$0 - 1].end }) {
+            throw ImportError("pause \(index + 1) starts before pause \(index) ends")
+        }
         try Self.check(laps, "laps", within: start...end, most: ImportLimits.laps)
         guard heartRates.count <= ImportLimits.heartRates else {
             throw ImportError("more than \(ImportLimits.heartRates) heart-rate readings")
@@ -36,7 +40,7 @@ extension ImportedActivity {
         }
         guard heartRates.count + rrIntervals.count <= ImportLimits.readings else {
             throw ImportError(
-                "more than \(ImportLimits.readings) heart-rate readings and RR intervals together, more than systole analyses or exports of one workout"
+                "more than \(ImportLimits.readings) heart-rate readings and RR intervals together (thirty hours at a reading a second with every beat), more than systole imports of one activity; export the activity in parts if the device or service can"
             )
         }
         if let index = rrIntervals.firstIndex(where: { !ImportLimits.rrInterval.contains($0) }) {
@@ -70,7 +74,7 @@ extension ImportedActivity {
         guard activities.reduce(0, { $0 + $1.heartRates.count + $1.rrIntervals.count }) <= ImportLimits.readings
         else {
             throw ImportError(
-                "more than \(ImportLimits.readings) heart-rate readings and RR intervals in one file; split it"
+                "more than \(ImportLimits.readings) heart-rate readings and RR intervals in one file; export its activities one file each"
             )
         }
     }

@@ -159,6 +159,18 @@ import WorkoutKit
                     }
                 ], "in the future"
             ),
+            (
+                "pauses that overlap",
+                [
+                    with {
+                        $0.pauses = [
+                            DateInterval(start: good.start + 100, duration: 60),
+                            DateInterval(start: good.start + 120, duration: 60),
+                        ]
+                    }
+                ],
+                "pause 2 starts before pause 1 ends"
+            ),
             ("an end before the start", [with { $0.end = good.start - 1 }], "ends before it starts"),
             ("eight days", [with { $0.end = good.start + 8 * 86_400 }], "at most a week"),
             ("an energy of a million kcal", [with { $0.energyKilocalories = 1e6 }], "energy"),

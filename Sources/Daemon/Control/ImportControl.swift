@@ -56,7 +56,7 @@ struct ImportControl: ControlMethods {
         _ = malloc_trim(0)
         return [
             .array(
-                .structure([.string, .boolean]),
+                ImportValues.outcomeElement,
                 zip(workouts, outcomes).map { made, outcome in
                     switch outcome {
                     case .saved: .structure([.string(made.workout.id.uuidString), .boolean(true)])

@@ -53,7 +53,8 @@ struct ImportCommand: AsyncParsableCommand {
         } catch let error as ImportError {
             throw CommandFailure.invalidInput(error.description)
         }
-        // A week of readings is a large message: systoled checks and stores it in one transaction.
+        // systoled checks the values again and stores the file in one transaction: a fraction of a second even at
+        // the limit, but its answer may wait behind a busy store.
         let reply = try await client.call(
             "ImportWorkouts",
             [ImportValues.value(of: activities)],

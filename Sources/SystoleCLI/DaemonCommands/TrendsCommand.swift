@@ -19,7 +19,7 @@ struct TrendsCommand: AsyncParsableCommand {
     )
 
     @Option(help: "The number of days to show, ending with --to (default 90).") var days: Int?
-    @Option(help: "The first day, as 2026-09-01 (instead of --days).") var from: String?
+    @Option(help: "The first day, as 2026-09-01 (instead of --days; 2000 to 2099).") var from: String?
     @Option(help: "The last day, as 2026-11-29 (default today).") var to: String?
     @Option(help: "An athlete's workouts ([athletes]); default the workouts of no athlete.") var athlete: String?
     @Flag(help: "Print JSON: one object per day.") var json = false
@@ -31,7 +31,9 @@ struct TrendsCommand: AsyncParsableCommand {
         if days != nil, from != nil { throw ValidationError("give --days or --from, not both") }
         if let days, !(1...3_660).contains(days) { throw ValidationError("--days takes 1 to 3660") }
         for (name, value) in [("--from", from), ("--to", to)] {
-            if let value, Self.day(value) == nil { throw ValidationError("\(name) takes a day like 2026-11-29") }
+            if let value, Self.day(value) == nil {
+                throw ValidationError("\(name) takes a day from 2000-01-01 to 2099-12-31, like 2026-11-29")
+            }
         }
     }
 
@@ -40,7 +42,7 @@ struct TrendsCommand: AsyncParsableCommand {
     static func day(_ text: String) -> Date? {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false).map { Int($0) }
         guard parts.count == 3, let year = parts[0], let month = parts[1], let day = parts[2],
-            (2000...2100).contains(year), (1...12).contains(month), (1...31).contains(day)
+            (2000...2099).contains(year), (1...12).contains(month), (1...31).contains(day)
         else { return nil }
         let components = DateComponents(year: year, month: month, day: day, hour: 12)
         guard let date = Calendar.current.date(from: components),

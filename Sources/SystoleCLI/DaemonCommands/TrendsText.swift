@@ -78,6 +78,7 @@ struct TrendDays {
     /// What form says, in the bands intervals.icu draws: fresh before a race, optimal while building, …
     static func formBand(_ form: Double) -> String {
         switch form {
+        case _ where !form.isFinite: "unknown"
         case 25...: "transition: fitness is being lost"
         case 5..<25: "fresh: ready for a race"
         case -10..<5: "grey zone: maintaining"
@@ -89,6 +90,13 @@ struct TrendDays {
     /// A sparkline per measure over the days (at most 60 columns, each the mean of its days), then today's values.
     func chart(width: Int = 60) -> [String] {
         guard let first = rows.first, let last = rows.last else { return ["No days."] }
+        // Fitness counts every workout before the range too: all zero means no workout at all up to its end.
+        if rows.allSatisfy({ $0.workouts == 0 && $0.fitness == 0 }) {
+            return [
+                "No workouts up to \(last.day): record one ('systole start') or import your history ('systole import "
+                    + "FILE…', FIT or TCX files from Garmin Connect, Polar Flow, Strava)."
+            ]
+        }
         var lines = [
             "Training load \(first.day) to \(last.day) (\(rows.count) day\(rows.count == 1 ? "" : "s"); "
                 + "\(rows.reduce(0) { $0 + $1.workouts }) workouts)"
@@ -163,7 +171,9 @@ struct TrendDays {
                     .filter(\.isFinite)
                 guard !slice.isEmpty else { return " " }
                 let mean = slice.reduce(0, +) / Double(slice.count)
-                let level = high > low ? (mean - low) / (high - low) : 0
+                // Values at the ends of Double's range make the span infinite and the level not a number.
+                let span = (mean - low) / (high - low)
+                let level = high > low && span.isFinite ? span : 0
                 return bars[min(bars.count - 1, max(0, Int(level * Double(bars.count - 1) + 0.5)))]
             }
         )
